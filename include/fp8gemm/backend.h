@@ -1,0 +1,55 @@
+// The one interface every backend implements (DESIGN.md "Backend interface").
+// Adding a backend is adding a folder under src/backends/ and one line in the registry.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fp8gemm/device.h"
+#include "fp8gemm/types.h"
+
+namespace fp8gemm {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // Canonical lower-case name, also the prefix of its tactic names ("cublaslt", "cutlass", ...).
+  virtual std::string name() const = 0;
+
+  // Whether the backend loaded and can run anything on this device, with the reason if not.
+  virtual Verdict available() const = 0;
+
+  // Every tactic that can run `p` (each passed can_implement). May throw Error; the caller
+  // (registry / tuner) catches it and excludes the backend for that problem, with its reason.
+  virtual std::vector<Tactic> tactics(const Problem& p) = 0;
+
+  // The backend's own first choice for `p` (cuBLASLt: its heuristic's first), or nullopt when
+  // it cannot run `p`. Used on a cache miss and as the numerics reference when tuning.
+  virtual std::optional<Tactic> default_tactic(const Problem& p) = 0;
+
+  // Whether `t` (possibly parsed from a cache file) runs `p`; the reason when it does not.
+  virtual Verdict can_implement(const Problem& p, const Tactic& t) = 0;
+
+  // Device workspace `run` needs for (p, t); 0 when none.
+  virtual size_t workspace_bytes(const Problem& p, const Tactic& t) = 0;
+
+  // Enqueue the GEMM on `stream`. Preconditions: the problem was validated, can_implement(p, t)
+  // holds and ws.bytes >= workspace_bytes(p, t). Never allocates or synchronizes; legal inside
+  // stream capture. Throws Error(kCuda) when a launch fails.
+  virtual void run(const Problem& p, const Tactic& t, const GemmArgs& args, Workspace ws,
+                   cudaStream_t stream) = 0;
+};
+
+// Backend names the library knows, in the order `auto` considers them.
+const std::vector<std::string>& known_backend_names();
+
+// Maps user spellings (FlashInfer's "cublas", "cudnn", "cutlass", "auto"; ours "cublaslt",
+// "small_m") to canonical names. Throws Error(kInvalidArgument) naming the accepted spellings.
+std::string canonical_backend_name(const std::string& spelling);
+
+}  // namespace fp8gemm

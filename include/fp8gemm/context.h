@@ -1,0 +1,73 @@
+// A Context owns everything a call needs on one device: the backends (and through them the
+// cuBLASLt handle), per-stream workspaces, and the tactic selector. Thread-safe.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fp8gemm/backend.h"
+#include "fp8gemm/device.h"
+#include "fp8gemm/types.h"
+
+namespace fp8gemm {
+
+// Chooses a tactic for `auto` (tuned cache, built-in per-arch table). Returning nullopt
+// means "no opinion": the Context then uses the cuBLASLt heuristic's first algorithm.
+class Selector {
+ public:
+  virtual ~Selector() = default;
+  // `backend` is "auto" or a canonical backend name the choice must belong to.
+  virtual std::optional<Tactic> select(const Problem& p, const std::string& backend) = 0;
+};
+
+struct ContextOptions {
+  int device = -1;                          // -1: the current device
+  size_t workspace_bytes = 32ull << 20;     // per stream; cuBLASLt's split-K needs it
+  std::vector<std::string> disabled_backends;
+};
+
+class Context {
+ public:
+  explicit Context(ContextOptions options = {});
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const DeviceInfo& device() const;
+  const ContextOptions& options() const;
+
+  // Every backend the library was built with, available or not (see Backend::available()).
+  std::vector<Backend*> backends() const;
+  // nullptr when `name` (canonical) is not built in or is disabled.
+  Backend* backend(const std::string& name) const;
+
+  // What a call with `backend` would run: `backend` is "auto", a backend name in any accepted
+  // spelling, or a full tactic name ("cublaslt:algo=..."). Throws Error(kUnsupported) with the
+  // reason when the named backend/tactic cannot run `p`; "auto" fails only if nothing can.
+  Tactic choose(const Problem& p, const std::string& backend = "auto");
+
+  // Enqueue `p` on `stream`. `p` must already be validated (see validate()). Allocates nothing
+  // after the first call on a stream, never synchronizes, legal inside stream capture.
+  void run(const Problem& p, const GemmArgs& args, cudaStream_t stream,
+           const std::string& backend = "auto");
+  void run_tactic(const Problem& p, const Tactic& t, const GemmArgs& args, cudaStream_t stream);
+
+  // The workspace this Context uses on `stream` (allocated on first use of the stream).
+  Workspace workspace(cudaStream_t stream);
+
+  void set_selector(std::shared_ptr<Selector> selector);
+  std::shared_ptr<Selector> selector() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// One Context per device, created on first use, alive until exit.
+Context& default_context(int device = -1);
+
+}  // namespace fp8gemm
