@@ -5,7 +5,6 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,9 +27,10 @@ class Backend {
   // (registry / tuner) catches it and excludes the backend for that problem, with its reason.
   virtual std::vector<Tactic> tactics(const Problem& p) = 0;
 
-  // The backend's own first choice for `p` (cuBLASLt: its heuristic's first), or nullopt when
-  // it cannot run `p`. Used on a cache miss and as the numerics reference when tuning.
-  virtual std::optional<Tactic> default_tactic(const Problem& p) = 0;
+  // The backend's own first choice for `p` (cuBLASLt: its heuristic's first). Used on a cache
+  // miss and as the numerics reference when tuning. Throws Error(kUnsupported) saying why when
+  // no tactic of this backend can run `p`.
+  virtual Tactic default_tactic(const Problem& p) = 0;
 
   // Whether `t` (possibly parsed from a cache file) runs `p`; the reason when it does not.
   virtual Verdict can_implement(const Problem& p, const Tactic& t) = 0;

@@ -1,0 +1,61 @@
+// Float64 reference GEMM and the accuracy check every backend and tactic must pass.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fp8gemm/types.h"
+
+namespace fp8gemm {
+
+// Host-side inputs of a problem, as stored on the device (A [b,m,k], B [b,n,k], out [b,m,n]).
+struct HostInputs {
+  std::vector<uint8_t> a, b;
+  float a_scale = 1, b_scale = 1;
+};
+
+// Fresh random FP8 inputs: values spread over several binades with random signs (never zeros
+// everywhere), plus random scales in [0.5, 2).
+HostInputs random_inputs(const Problem& p, uint64_t seed);
+
+struct Reference {
+  std::vector<double> out;      // a_scale * b_scale * sum_k A*B, exact in float64
+  std::vector<double> abs_sum;  // a_scale * b_scale * sum_k |A*B|, sets the accumulation tolerance
+};
+
+Reference reference_gemm(const Problem& p, const HostInputs& in);
+
+// Tolerance: an element passes when |out - ref| <= out_rtol*|ref| + acc_tol*abs_sum.
+//  out_rtol: one unit in the last place of the output type (bf16 2^-8, fp16 2^-11), i.e. twice
+//            the round-to-nearest error of storing the exact result.
+//  acc_tol:  the tensor cores' FP32 accumulation; with fast accumulation Hopper keeps ~13-14
+//            mantissa bits in the running sum, which bounds the error by a small multiple of
+//            2^-13 * sum|A*B| for the K of the suite; 2^-9 leaves margin for K = 32768.
+//            Without fast accumulation partial sums are promoted to FP32 often: 2^-16.
+// A wrong or unwritten element is off by ~|ref| (or NaN): orders of magnitude above both.
+// In addition the relative Frobenius error ||out-ref||/||ref|| must stay under fro_tol, which
+// catches small systematic errors (a missing K tile, a wrong scale) that per-element bounds
+// can miss.
+struct Tolerance {
+  double out_rtol;
+  double acc_tol;
+  double fro_tol;
+  static Tolerance for_problem(const Problem& p, bool fast_accum);
+};
+
+struct CheckResult {
+  bool ok = false;
+  size_t bad = 0;           // elements outside tolerance (NaN / poison included)
+  size_t nan = 0;
+  double worst_ratio = 0;   // max over elements of |err| / allowed (<= 1 passes)
+  double fro_rel = 0;       // ||out - ref|| / ||ref||
+  size_t first_bad = 0;     // index of the first failing element
+  std::string to_string() const;
+};
+
+// `out` holds the device output copied to the host (bf16 or fp16 bits).
+CheckResult check_output(const Problem& p, const std::vector<uint16_t>& out, const Reference& ref,
+                         const Tolerance& tol);
+
+}  // namespace fp8gemm

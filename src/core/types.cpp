@@ -1,0 +1,65 @@
+#include <algorithm>
+#include <cctype>
+#include <ostream>
+#include <sstream>
+
+#include "core/cuda_check.h"
+#include "fp8gemm/types.h"
+
+namespace fp8gemm {
+
+const char* to_string(DType t) {
+  switch (t) {
+    case DType::kE4M3: return "e4m3";
+    case DType::kE5M2: return "e5m2";
+    case DType::kBF16: return "bf16";
+    case DType::kFP16: return "fp16";
+  }
+  return "?";
+}
+
+DType parse_dtype(std::string_view s) {
+  std::string low(s);
+  std::transform(low.begin(), low.end(), low.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (low.rfind("torch.", 0) == 0) low = low.substr(6);
+  if (low == "e4m3" || low == "e4m3fn" || low == "float8_e4m3fn") return DType::kE4M3;
+  if (low == "e5m2" || low == "float8_e5m2") return DType::kE5M2;
+  if (low == "bf16" || low == "bfloat16") return DType::kBF16;
+  if (low == "fp16" || low == "f16" || low == "float16" || low == "half") return DType::kFP16;
+  FP8GEMM_FAIL(kInvalidArgument, "unknown dtype '", s, "': expected e4m3, e5m2, bf16 or fp16");
+}
+
+bool is_fp8(DType t) { return t == DType::kE4M3 || t == DType::kE5M2; }
+size_t dtype_bytes(DType t) { return is_fp8(t) ? 1 : 2; }
+std::ostream& operator<<(std::ostream& os, DType t) { return os << to_string(t); }
+
+double Problem::min_bytes() const {
+  return double(batch) * (double(n) * k * dtype_bytes(b_type) + double(m) * k * dtype_bytes(a_type) +
+                          double(m) * n * dtype_bytes(out_type));
+}
+
+std::string Problem::to_string() const {
+  std::ostringstream os;
+  os << "b=" << batch << " m=" << m << " n=" << n << " k=" << k << " " << fp8gemm::to_string(a_type)
+     << "x" << fp8gemm::to_string(b_type) << "->" << fp8gemm::to_string(out_type)
+     << " align=" << alignment;
+  return os.str();
+}
+
+bool Problem::operator==(const Problem& o) const {
+  return batch == o.batch && m == o.m && n == o.n && k == o.k && a_type == o.a_type &&
+         b_type == o.b_type && out_type == o.out_type && alignment == o.alignment;
+}
+
+std::ostream& operator<<(std::ostream& os, const Problem& p) { return os << p.to_string(); }
+
+Tactic Tactic::parse(std::string_view name) {
+  auto colon = name.find(':');
+  FP8GEMM_REQUIRE(colon != std::string_view::npos && colon > 0, kInvalidArgument, "tactic name '",
+                  name, "' must look like '<backend>:<config>'");
+  return Tactic{std::string(name.substr(0, colon)), std::string(name.substr(colon + 1))};
+}
+
+std::ostream& operator<<(std::ostream& os, const Tactic& t) { return os << t.name(); }
+
+}  // namespace fp8gemm

@@ -1,0 +1,133 @@
+#include "core/validate.h"
+
+#include <cstdint>
+#include <limits>
+
+#include "core/cuda_check.h"
+
+namespace fp8gemm {
+
+namespace {
+
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+
+const char* kind_name(PointerInfo::Kind k) {
+  switch (k) {
+    case PointerInfo::Kind::kDevice: return "device";
+    case PointerInfo::Kind::kManaged: return "managed";
+    case PointerInfo::Kind::kHost: return "pinned host";
+    case PointerInfo::Kind::kUnregistered: return "unregistered host";
+  }
+  return "?";
+}
+
+void require_device_pointer(const char* arg, const void* ptr, const DeviceInfo& device,
+                            const PointerInspector& inspect) {
+  FP8GEMM_REQUIRE(ptr != nullptr, kInvalidArgument, arg, " is null: it must point to device memory");
+  const PointerInfo info = inspect(ptr);
+  const bool on_device = info.kind == PointerInfo::Kind::kDevice || info.kind == PointerInfo::Kind::kManaged;
+  FP8GEMM_REQUIRE(on_device, kInvalidArgument, arg, " points to ", kind_name(info.kind),
+                  " memory: it must point to device memory of GPU ", device.device);
+  FP8GEMM_REQUIRE(info.kind == PointerInfo::Kind::kManaged || info.device == device.device,
+                  kInvalidArgument, arg, " is memory of GPU ", info.device,
+                  " but the call runs on GPU ", device.device);
+}
+
+void require_aligned(const char* arg, const void* ptr) {
+  const auto addr = reinterpret_cast<uintptr_t>(ptr);
+  FP8GEMM_REQUIRE(addr % 16 == 0, kInvalidArgument, arg,
+                  " must be 16-byte aligned (FP8 tensor-core loads), but its address % 16 = ", addr % 16);
+}
+
+bool overlaps(const void* p, size_t p_bytes, const void* q, size_t q_bytes) {
+  const auto a = reinterpret_cast<uintptr_t>(p), b = reinterpret_cast<uintptr_t>(q);
+  return a < b + q_bytes && b < a + p_bytes;
+}
+
+void require_fits_int32(const char* what, int64_t value) {
+  FP8GEMM_REQUIRE(value <= kInt32Max, kInvalidArgument, what, " = ", value,
+                  " exceeds 2^31-1: sizes and strides must fit in 32 bits");
+}
+
+}  // namespace
+
+PointerInfo inspect_cuda_pointer(const void* ptr) {
+  cudaPointerAttributes attr{};
+  cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // not sticky; leave the context clean
+    return {PointerInfo::Kind::kUnregistered, -1};
+  }
+  switch (attr.type) {
+    case cudaMemoryTypeDevice: return {PointerInfo::Kind::kDevice, attr.device};
+    case cudaMemoryTypeManaged: return {PointerInfo::Kind::kManaged, attr.device};
+    case cudaMemoryTypeHost: return {PointerInfo::Kind::kHost, attr.device};
+    default: return {PointerInfo::Kind::kUnregistered, -1};
+  }
+}
+
+Problem validate(const BmmFp8Args& args, const DeviceInfo& device, const PointerInspector& inspect) {
+  FP8GEMM_REQUIRE(device.compute_capability() >= 89, kUnsupported, "GPU ", device.device, " (",
+                  device.name, ") has compute capability ", device.cc_major, ".", device.cc_minor,
+                  ": FP8 GEMMs need 8.9 or newer");
+  FP8GEMM_REQUIRE(is_fp8(args.a_type), kInvalidArgument, "a_type must be e4m3 or e5m2, got ", args.a_type);
+  FP8GEMM_REQUIRE(is_fp8(args.b_type), kInvalidArgument, "b_type must be e4m3 or e5m2, got ", args.b_type);
+  FP8GEMM_REQUIRE(!(args.a_type == DType::kE5M2 && args.b_type == DType::kE5M2), kInvalidArgument,
+                  "a_type and b_type are both e5m2: e5m2 x e5m2 is not supported (use e4m3 for one "
+                  "operand)");
+  FP8GEMM_REQUIRE(args.out_type == DType::kBF16 || args.out_type == DType::kFP16, kInvalidArgument,
+                  "out_type must be bf16 or fp16, got ", args.out_type);
+
+  FP8GEMM_REQUIRE(args.batch >= 0, kInvalidArgument, "batch must be >= 0, got ", args.batch);
+  FP8GEMM_REQUIRE(args.m >= 0, kInvalidArgument, "m must be >= 0, got ", args.m);
+  FP8GEMM_REQUIRE(args.n > 0, kInvalidArgument, "n must be positive, got ", args.n);
+  FP8GEMM_REQUIRE(args.k > 0, kInvalidArgument, "k must be positive, got ", args.k);
+  FP8GEMM_REQUIRE(args.k % 16 == 0, kInvalidArgument,
+                  "k must be a multiple of 16 (rows of A and B are read in 16-byte vectors), got ", args.k);
+  FP8GEMM_REQUIRE(args.n % 16 == 0, kInvalidArgument,
+                  "n must be a multiple of 16 (FP8 tensor-core tiles and 16-byte output rows), got ", args.n);
+  for (auto [what, v] : {std::pair<const char*, int64_t>{"batch", args.batch}, {"m", args.m},
+                         {"n", args.n}, {"k", args.k}})
+    require_fits_int32(what, v);
+  // Per-matrix element counts are the batch strides; products of two int32 values fit in int64.
+  require_fits_int32("m*k (batch stride of A)", args.m * args.k);
+  require_fits_int32("n*k (batch stride of B)", args.n * args.k);
+  require_fits_int32("m*n (batch stride of out)", args.m * args.n);
+
+  Problem p;
+  p.batch = args.batch;
+  p.m = args.m;
+  p.n = args.n;
+  p.k = args.k;
+  p.a_type = args.a_type;
+  p.b_type = args.b_type;
+  p.out_type = args.out_type;
+  p.alignment = 16;
+  if (p.empty()) return p;  // nothing is read or written: pointers may be null
+
+  require_device_pointer("a", args.a, device, inspect);
+  require_device_pointer("b", args.b, device, inspect);
+  require_device_pointer("a_scale", args.a_scale, device, inspect);
+  require_device_pointer("b_scale", args.b_scale, device, inspect);
+  require_device_pointer("out", args.out, device, inspect);
+  require_aligned("a", args.a);
+  require_aligned("b", args.b);
+  require_aligned("out", args.out);
+  FP8GEMM_REQUIRE(reinterpret_cast<uintptr_t>(args.a_scale) % 4 == 0, kInvalidArgument,
+                  "a_scale must be 4-byte aligned (a float32)");
+  FP8GEMM_REQUIRE(reinterpret_cast<uintptr_t>(args.b_scale) % 4 == 0, kInvalidArgument,
+                  "b_scale must be 4-byte aligned (a float32)");
+
+  const size_t a_bytes = size_t(p.batch * p.m * p.k), b_bytes = size_t(p.batch * p.n * p.k);
+  const size_t out_bytes = size_t(p.batch * p.m * p.n) * dtype_bytes(p.out_type);
+  FP8GEMM_REQUIRE(!overlaps(args.out, out_bytes, args.a, a_bytes), kInvalidArgument,
+                  "out overlaps a: the output must not alias an input");
+  FP8GEMM_REQUIRE(!overlaps(args.out, out_bytes, args.b, b_bytes), kInvalidArgument,
+                  "out overlaps b: the output must not alias an input");
+  FP8GEMM_REQUIRE(!overlaps(args.out, out_bytes, args.a_scale, 4) &&
+                      !overlaps(args.out, out_bytes, args.b_scale, 4),
+                  kInvalidArgument, "out overlaps a_scale or b_scale: the output must not alias an input");
+  return p;
+}
+
+}  // namespace fp8gemm

@@ -1,0 +1,22 @@
+// Argument validation (DESIGN.md "Semantics"). The pointer inspector is injectable so that the
+// table-driven test of every rule runs on machines without a GPU.
+#pragma once
+
+#include <functional>
+
+#include "fp8gemm/fp8gemm.h"
+
+namespace fp8gemm {
+
+struct PointerInfo {
+  enum class Kind { kDevice, kManaged, kHost, kUnregistered } kind = Kind::kUnregistered;
+  int device = -1;
+};
+using PointerInspector = std::function<PointerInfo(const void*)>;
+
+// cudaPointerGetAttributes; never leaves a CUDA error pending.
+PointerInfo inspect_cuda_pointer(const void* ptr);
+
+Problem validate(const BmmFp8Args& args, const DeviceInfo& device, const PointerInspector& inspect);
+
+}  // namespace fp8gemm

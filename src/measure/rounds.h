@@ -1,0 +1,31 @@
+// Measuring many candidates without timing every one at full length (DESIGN.md "Measuring":
+// prune early). Shared by `fp8gemm bench` and the tuner's policy.
+#pragma once
+
+#include <vector>
+
+#include "measure/timer.h"
+
+namespace fp8gemm {
+
+struct RoundOptions {
+  double prune_ratio = 1.3;  // after the short round, drop candidates slower than this x best
+  int max_finalists = 8;     // at most this many go to the full round (plus the reference)
+  MeasureOptions short_round{0, 1, 1};
+  MeasureOptions full_round{0, 7, 1};
+};
+
+struct RoundResult {
+  // The reference (candidates[0], the default) timed twice in the full round: the first is its
+  // timing, |t1 - t2| / t1 is the noise floor.
+  Timing reference;
+  double noise = 0;
+  std::vector<Timing> finalists;  // full-round timings of every candidate that survived pruning
+  std::vector<Timing> pruned;     // short-round timings of those that did not (or failed)
+};
+
+// candidates[0] is the reference (default) tactic; it always reaches the full round.
+RoundResult measure_in_rounds(Timer& timer, const Problem& p, const std::vector<Tactic>& candidates,
+                              const RoundOptions& options = {});
+
+}  // namespace fp8gemm

@@ -1,0 +1,191 @@
+#include "fp8gemm/context.h"
+
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <tuple>
+#include <unordered_map>
+
+#include "core/cuda_check.h"
+#include "runtime/registry.h"
+
+namespace fp8gemm {
+
+namespace {
+
+// Orders problems for the memo of default choices (all fields, so permuted m/n/k never collide).
+struct ProblemLess {
+  bool operator()(const std::pair<Problem, std::string>& x, const std::pair<Problem, std::string>& y) const {
+    auto key = [](const std::pair<Problem, std::string>& v) {
+      const Problem& p = v.first;
+      return std::tie(p.batch, p.m, p.n, p.k, p.a_type, p.b_type, p.out_type, p.alignment, v.second);
+    };
+    return key(x) < key(y);
+  }
+};
+
+}  // namespace
+
+struct Context::Impl {
+  ContextOptions options;
+  DeviceInfo device;
+  std::vector<std::unique_ptr<Backend>> backends;
+
+  std::mutex workspace_mutex;
+  std::unordered_map<cudaStream_t, void*> workspaces;
+
+  mutable std::shared_mutex selector_mutex;
+  std::shared_ptr<Selector> selector;
+
+  std::shared_mutex memo_mutex;
+  std::map<std::pair<Problem, std::string>, Tactic, ProblemLess> default_memo;
+
+  Backend* find(const std::string& name) const {
+    for (auto& b : backends)
+      if (b->name() == name) return b.get();
+    return nullptr;
+  }
+
+  // The floor of every choice: the named backend's own default, or for "auto" the cuBLASLt
+  // heuristic's first, then any other backend that can run the problem. Never "first backend,
+  // tactic 0".
+  Tactic default_choice(const Problem& p, const std::string& backend) {
+    {
+      std::shared_lock lock(memo_mutex);
+      auto it = default_memo.find({p, backend});
+      if (it != default_memo.end()) return it->second;
+    }
+    Tactic t;
+    if (backend != "auto") {
+      Backend* b = find(backend);
+      FP8GEMM_REQUIRE(b, kUnsupported, "backend ", backend, " is not part of this build");
+      Verdict v = b->available();
+      FP8GEMM_REQUIRE(v.ok, kUnsupported, "backend ", backend, " is not available: ", v.reason);
+      t = b->default_tactic(p);
+    } else {
+      std::string reasons;
+      bool found = false;
+      for (auto& b : backends) {
+        if (!b->available()) continue;
+        try {
+          t = b->default_tactic(p);
+          found = true;
+          break;
+        } catch (const Error& e) {
+          reasons += "\n  " + b->name() + ": " + e.what();
+        }
+      }
+      FP8GEMM_REQUIRE(found, kUnsupported, "no backend can run ", p, ":", reasons);
+    }
+    std::unique_lock lock(memo_mutex);
+    default_memo.emplace(std::make_pair(p, backend), t);
+    return t;
+  }
+};
+
+Context::Context(ContextOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  impl_->device = query_device(impl_->options.device);
+  impl_->options.device = impl_->device.device;
+  impl_->backends = make_backends(impl_->device, impl_->options);
+}
+
+Context::~Context() {
+  for (auto& [stream, ptr] : impl_->workspaces) cudaFree(ptr);
+}
+
+const DeviceInfo& Context::device() const { return impl_->device; }
+const ContextOptions& Context::options() const { return impl_->options; }
+
+std::vector<Backend*> Context::backends() const {
+  std::vector<Backend*> out;
+  for (auto& b : impl_->backends) out.push_back(b.get());
+  return out;
+}
+
+Backend* Context::backend(const std::string& name) const { return impl_->find(name); }
+
+Tactic Context::choose(const Problem& p, const std::string& backend) {
+  if (backend.find(':') != std::string::npos) {
+    Tactic t = Tactic::parse(backend);
+    t.backend = canonical_backend_name(t.backend);
+    Backend* b = impl_->find(t.backend);
+    FP8GEMM_REQUIRE(b, kUnsupported, "backend ", t.backend, " is not part of this build");
+    Verdict v = b->can_implement(p, t);
+    FP8GEMM_REQUIRE(v.ok, kUnsupported, "tactic ", t.name(), " cannot run ", p, ": ", v.reason);
+    return t;
+  }
+  const std::string name = canonical_backend_name(backend);
+  if (auto sel = selector()) {
+    // A stale or broken selector entry must never fail a call: fall through to the default.
+    try {
+      if (auto t = sel->select(p, name)) {
+        Backend* b = impl_->find(t->backend);
+        if (b && (name == "auto" || t->backend == name) && b->can_implement(p, *t)) return *t;
+      }
+    } catch (const std::exception&) {
+    }
+  }
+  return impl_->default_choice(p, name);
+}
+
+void Context::run(const Problem& p, const GemmArgs& args, cudaStream_t stream, const std::string& backend) {
+  if (p.empty()) return;
+  run_tactic(p, choose(p, backend), args, stream);
+}
+
+void Context::run_tactic(const Problem& p, const Tactic& t, const GemmArgs& args, cudaStream_t stream) {
+  if (p.empty()) return;
+  Backend* b = impl_->find(t.backend);
+  FP8GEMM_REQUIRE(b, kUnsupported, "backend ", t.backend, " is not part of this build");
+  const size_t need = b->workspace_bytes(p, t);
+  Workspace ws = need ? workspace(stream) : Workspace{};
+  FP8GEMM_REQUIRE(ws.bytes >= need, kUnsupported, "tactic ", t.name(), " needs ", need,
+                  " bytes of workspace; the context has ", ws.bytes,
+                  " (raise ContextOptions::workspace_bytes)");
+  b->run(p, t, args, ws, stream);
+}
+
+Workspace Context::workspace(cudaStream_t stream) {
+  const size_t bytes = impl_->options.workspace_bytes;
+  if (bytes == 0) return {};
+  std::lock_guard lock(impl_->workspace_mutex);
+  auto it = impl_->workspaces.find(stream);
+  if (it != impl_->workspaces.end()) return {it->second, bytes};
+  // First use of this stream. cudaMalloc is not a stream operation, but under global capture
+  // mode it is refused; relaxed mode for this thread makes the first call legal inside capture.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  FP8GEMM_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+  void* ptr = nullptr;
+  cudaError_t err = cudaMalloc(&ptr, bytes);
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  FP8GEMM_CUDA_CHECK(err);
+  impl_->workspaces.emplace(stream, ptr);
+  return {ptr, bytes};
+}
+
+void Context::set_selector(std::shared_ptr<Selector> selector) {
+  std::unique_lock lock(impl_->selector_mutex);
+  impl_->selector = std::move(selector);
+}
+
+std::shared_ptr<Selector> Context::selector() const {
+  std::shared_lock lock(impl_->selector_mutex);
+  return impl_->selector;
+}
+
+Context& default_context(int device) {
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<Context>> contexts;
+  if (device < 0) FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard lock(mutex);
+  auto& slot = contexts[device];
+  if (!slot) {
+    ContextOptions o;
+    o.device = device;
+    slot = std::make_unique<Context>(o);
+  }
+  return *slot;
+}
+
+}  // namespace fp8gemm
