@@ -20,11 +20,15 @@ struct RoundResult {
   // timing, |t1 - t2| / t1 is the noise floor.
   Timing reference;
   double noise = 0;
-  std::vector<Timing> finalists;  // full-round timings of every candidate that survived pruning
-  std::vector<Timing> pruned;     // short-round timings of those that did not (or failed)
+  std::vector<Timing> finalists;  // full-round timings of every candidate that survived pruning (all ok)
+  std::vector<Timing> pruned;     // short-round timings of those that did not (or failed); a
+                                  // finalist that fails in the full round lands here too
+
 };
 
-// candidates[0] is the reference (default) tactic; it always reaches the full round.
+// candidates[0] is the reference (default) tactic; it always reaches the full round. The short
+// round runs only when there are >= 2 challengers; the full round is one Timer::measure call
+// over [reference, finalists..., reference].
 RoundResult measure_in_rounds(Timer& timer, const Problem& p, const std::vector<Tactic>& candidates,
                               const RoundOptions& options = {});
 

@@ -1,0 +1,200 @@
+// measure_in_rounds against a fake Timer: pruning, failures, the finalist cap, the reference's
+// double timing (noise floor) and the single round-robin full round.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+
+#include "fp8gemm/error.h"
+#include "measure/rounds.h"
+
+namespace fp8gemm {
+namespace {
+
+Tactic tac(const std::string& config) { return Tactic{"fake", config}; }
+
+// Each tactic has a true per-call time; every sample gets multiplicative noise, and the sample
+// numbers listed in `outliers` (counted over the timer's life) are inflated 10x, as a stray
+// interrupt or clock dip would. Tactics in `failing` report ok = false.
+class FakeTimer : public Timer {
+ public:
+  std::map<std::string, double> true_us;
+  std::set<std::string> failing;
+  std::set<std::string> fail_in_full_round;  // ok in a 1-replay round, fail with more replays
+  double noise = 0;  // relative, uniform in [-noise, +noise]
+  std::set<int> outliers;
+  std::vector<std::vector<Tactic>> calls;
+  std::vector<MeasureOptions> call_options;
+
+  std::vector<Timing> measure(const Problem&, const std::vector<Tactic>& candidates,
+                              const MeasureOptions& options) override {
+    calls.push_back(candidates);
+    call_options.push_back(options);
+    std::vector<Timing> out(candidates.size());
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      out[i].tactic = candidates[i];
+      const std::string& name = candidates[i].config;
+      out[i].ok = !failing.count(name) && !(options.replays > 1 && fail_in_full_round.count(name));
+      if (!out[i].ok) out[i].error = "launch failed: " + name;
+    }
+    // Round-robin: sample r of every candidate before sample r + 1 of any.
+    for (int r = 0; r < options.replays; ++r)
+      for (size_t i = 0; i < candidates.size(); ++i) {
+        if (!out[i].ok) continue;
+        double t = true_us.at(candidates[i].config) * (1 + noise * uniform_(rng_));
+        if (outliers.count(sample_++)) t *= 10;
+        out[i].samples_us.push_back(t);
+      }
+    for (Timing& t : out) {
+      if (!t.ok) continue;
+      std::vector<double> s = t.samples_us;
+      std::sort(s.begin(), s.end());
+      t.median_us = s[s.size() / 2];
+    }
+    return out;
+  }
+
+  std::vector<double> compare_outputs(const Problem&, const Tactic&, const std::vector<Tactic>& c) override {
+    return std::vector<double>(c.size(), 0.0);
+  }
+
+ private:
+  std::mt19937 rng_{42};
+  std::uniform_real_distribution<double> uniform_{-1.0, 1.0};
+  int sample_ = 0;
+};
+
+std::set<std::string> configs(const std::vector<Timing>& ts) {
+  std::set<std::string> s;
+  for (const Timing& t : ts) s.insert(t.tactic.config);
+  return s;
+}
+
+const Problem kProblem{1, 64, 4096, 4096};
+
+TEST(Rounds, ShortRoundPrunesSlowerThanRatioTimesBest) {
+  FakeTimer timer;
+  timer.true_us = {{"ref", 10}, {"fast", 8}, {"edge", 10.3}, {"slow", 10.5}, {"slower", 30}};
+  RoundResult r = measure_in_rounds(timer, kProblem, {tac("ref"), tac("fast"), tac("edge"), tac("slow"), tac("slower")});
+  // best = 8; 1.3 x 8 = 10.4: "edge" stays, "slow" and "slower" go.
+  EXPECT_EQ(configs(r.finalists), (std::set<std::string>{"fast", "edge"}));
+  EXPECT_EQ(configs(r.pruned), (std::set<std::string>{"slow", "slower"}));
+  EXPECT_EQ(r.reference.tactic.config, "ref");
+  ASSERT_EQ(timer.calls.size(), 2u);
+  EXPECT_EQ(timer.calls[0].size(), 5u);
+  EXPECT_EQ(timer.call_options[0].replays, 1);
+  EXPECT_EQ(timer.call_options[1].replays, 7);
+}
+
+TEST(Rounds, ReferenceAlwaysReachesFullRoundAndIsTimedTwice) {
+  FakeTimer timer;
+  timer.true_us = {{"ref", 100}, {"a", 10}, {"b", 11}};
+  RoundResult r = measure_in_rounds(timer, kProblem, {tac("ref"), tac("a"), tac("b")});
+  ASSERT_EQ(timer.calls.size(), 2u);
+  const std::vector<Tactic>& full = timer.calls[1];
+  ASSERT_EQ(full.size(), 4u);
+  EXPECT_EQ(full.front().config, "ref");
+  EXPECT_EQ(full.back().config, "ref");
+  EXPECT_TRUE(r.reference.ok);
+  EXPECT_DOUBLE_EQ(r.reference.median_us, 100);
+  EXPECT_DOUBLE_EQ(r.noise, 0);  // a noiseless timer: both reference timings agree
+  EXPECT_EQ(configs(r.finalists), (std::set<std::string>{"a", "b"}));
+  for (const Timing& t : r.finalists) EXPECT_EQ(t.samples_us.size(), 7u);
+}
+
+TEST(Rounds, NoiseIsRelativeDifferenceOfTheTwoReferenceTimings) {
+  FakeTimer timer;
+  timer.true_us = {{"ref", 10}, {"a", 10}, {"b", 10}};
+  timer.noise = 0.05;
+  RoundResult r = measure_in_rounds(timer, kProblem, {tac("ref"), tac("a"), tac("b")});
+  const std::vector<Tactic>& full = timer.calls[1];
+  ASSERT_EQ(full.size(), 4u);
+  EXPECT_GT(r.noise, 0);
+  EXPECT_LE(r.noise, 0.1 / 0.95 + 1e-12);  // two medians within +-5% of the truth
+}
+
+TEST(Rounds, OutlierSamplesDoNotMoveTheMedianOrPruneTheFastest) {
+  FakeTimer timer;
+  timer.true_us = {{"ref", 10}, {"a", 9}, {"b", 11}};
+  // Samples 0-2 are the 1-replay short round; the full round then cycles (ref, a, b, ref), so
+  // samples 4 and 12 are "a" in cycles 0 and 2, sample 5 is "b" in cycle 0.
+  timer.outliers = {4, 12, 5};
+  RoundResult r = measure_in_rounds(timer, kProblem, {tac("ref"), tac("a"), tac("b")});
+  ASSERT_EQ(r.finalists.size(), 2u);
+  for (const Timing& t : r.finalists)
+    EXPECT_DOUBLE_EQ(t.median_us, timer.true_us.at(t.tactic.config)) << t.tactic.config;
+  bool saw_outlier = false;
+  for (const Timing& t : r.finalists)
+    for (double s : t.samples_us) saw_outlier |= s > 50;
+  EXPECT_TRUE(saw_outlier);  // the fake really injected them
+}
+
+TEST(Rounds, FailedCandidatesAreDroppedWithTheirError) {
+  FakeTimer timer;
+  timer.true_us = {{"ref", 10}, {"a", 9}, {"broken", 1}, {"late", 9.5}};
+  timer.failing = {"broken"};
+  timer.fail_in_full_round = {"late"};
+  RoundResult r = measure_in_rounds(timer, kProblem, {tac("ref"), tac("a"), tac("broken"), tac("late")});
+  EXPECT_EQ(configs(r.finalists), (std::set<std::string>{"a"}));
+  ASSERT_EQ(r.pruned.size(), 2u);
+  for (const Timing& t : r.pruned) {
+    EXPECT_FALSE(t.ok);
+    EXPECT_NE(t.error.find(t.tactic.config), std::string::npos) << t.error;
+  }
+  // A failing candidate is never "best", so it does not prune the others either.
+  EXPECT_TRUE(r.reference.ok);
+}
+
+TEST(Rounds, AtMostMaxFinalistsSurviveFastestFirst) {
+  FakeTimer timer;
+  std::vector<Tactic> cands{tac("ref")};
+  timer.true_us["ref"] = 10;
+  for (int i = 0; i < 20; ++i) {
+    const std::string name = "t" + std::to_string(i);
+    timer.true_us[name] = 10 - 0.1 * i;  // t19 fastest; all within 1.3x
+    cands.push_back(tac(name));
+  }
+  RoundOptions o;
+  o.max_finalists = 3;
+  RoundResult r = measure_in_rounds(timer, kProblem, cands, o);
+  EXPECT_EQ(configs(r.finalists), (std::set<std::string>{"t17", "t18", "t19"}));
+  EXPECT_EQ(r.pruned.size(), 17u);
+  EXPECT_EQ(timer.calls[1].size(), 5u);  // ref + 3 + ref
+}
+
+TEST(Rounds, FailingReferenceStillReportedAndNoiseZero) {
+  FakeTimer timer;
+  timer.true_us = {{"ref", 10}, {"a", 9}, {"b", 9}};
+  timer.failing = {"ref"};
+  RoundResult r = measure_in_rounds(timer, kProblem, {tac("ref"), tac("a"), tac("b")});
+  EXPECT_FALSE(r.reference.ok);
+  EXPECT_FALSE(r.reference.error.empty());
+  EXPECT_EQ(r.noise, 0);
+  EXPECT_EQ(r.finalists.size(), 2u);
+}
+
+TEST(Rounds, SingleChallengerSkipsShortRound) {
+  FakeTimer timer;
+  timer.true_us = {{"ref", 10}, {"a", 30}};
+  RoundResult r = measure_in_rounds(timer, kProblem, {tac("ref"), tac("a")});
+  ASSERT_EQ(timer.calls.size(), 1u);
+  EXPECT_EQ(timer.calls[0].size(), 3u);
+  EXPECT_EQ(r.finalists.size(), 1u);
+
+  FakeTimer alone;
+  alone.true_us = {{"ref", 10}};
+  RoundResult only = measure_in_rounds(alone, kProblem, {tac("ref")});
+  ASSERT_EQ(alone.calls.size(), 1u);
+  EXPECT_EQ(alone.calls[0].size(), 2u);
+  EXPECT_TRUE(only.finalists.empty());
+}
+
+TEST(Rounds, EmptyCandidateListIsAnError) {
+  FakeTimer timer;
+  EXPECT_THROW(measure_in_rounds(timer, kProblem, {}), Error);
+}
+
+}  // namespace
+}  // namespace fp8gemm
