@@ -20,8 +20,11 @@ namespace fp8gemm {
 class Selector {
  public:
   virtual ~Selector() = default;
-  // `backend` is "auto" or a canonical backend name the choice must belong to.
-  virtual std::optional<Tactic> select(const Problem& p, const std::string& backend) = 0;
+  // `backend` is "auto" or a canonical backend name the choice must belong to. `stream` is the
+  // stream of the call being dispatched (nullptr outside a call), so that a selector can tell a
+  // stream capture (cudaStreamIsCapturing) and never profile inside one.
+  virtual std::optional<Tactic> select(const Problem& p, const std::string& backend,
+                                       cudaStream_t stream) = 0;
 };
 
 struct ContextOptions {
@@ -48,7 +51,8 @@ class Context {
   // What a call with `backend` would run: `backend` is "auto", a backend name in any accepted
   // spelling, or a full tactic name ("cublaslt:algo=..."). Throws Error(kUnsupported) with the
   // reason when the named backend/tactic cannot run `p`; "auto" fails only if nothing can.
-  Tactic choose(const Problem& p, const std::string& backend = "auto");
+  // `stream`: the stream the call will run on (passed to the selector).
+  Tactic choose(const Problem& p, const std::string& backend = "auto", cudaStream_t stream = nullptr);
 
   // Enqueue `p` on `stream`. `p` must already be validated (see validate()). Allocates nothing
   // after the first call on a stream, never synchronizes, legal inside stream capture.

@@ -39,6 +39,7 @@ struct Problem {
   double min_bytes() const;
   std::string to_string() const;  // "b=1 m=16 n=6144 k=4096 e4m3xe4m3->bf16 align=16"
   bool operator==(const Problem& o) const;
+  bool operator<(const Problem& o) const;  // a strict order over every field (map keys)
 };
 std::ostream& operator<<(std::ostream& os, const Problem& p);
 

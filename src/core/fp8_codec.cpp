@@ -72,23 +72,17 @@ float bf16_to_float(uint16_t bits) {
 }
 
 uint16_t float_to_bf16(float x) {
-  __nv_bfloat16 h = __float2bfloat16_rn(x);
-  uint16_t bits;
-  std::memcpy(&bits, &h, 2);
-  return bits;
+  return __nv_bfloat16_raw(__float2bfloat16_rn(x)).x;
 }
 
 float fp16_to_float(uint16_t bits) {
-  __half h;
-  std::memcpy(&h, &bits, 2);
-  return __half2float(h);
+  __half_raw raw;
+  raw.x = bits;
+  return __half2float(__half(raw));
 }
 
 uint16_t float_to_fp16(float x) {
-  __half h = __float2half_rn(x);
-  uint16_t bits;
-  std::memcpy(&bits, &h, 2);
-  return bits;
+  return __half_raw(__float2half_rn(x)).x;
 }
 
 double decode_element(const void* data, size_t i, DType t) {

@@ -2,6 +2,7 @@
 #include <cctype>
 #include <ostream>
 #include <sstream>
+#include <tuple>
 
 #include "core/cuda_check.h"
 #include "fp8gemm/types.h"
@@ -49,6 +50,13 @@ std::string Problem::to_string() const {
 bool Problem::operator==(const Problem& o) const {
   return batch == o.batch && m == o.m && n == o.n && k == o.k && a_type == o.a_type &&
          b_type == o.b_type && out_type == o.out_type && alignment == o.alignment;
+}
+
+bool Problem::operator<(const Problem& o) const {
+  auto key = [](const Problem& p) {
+    return std::tie(p.batch, p.m, p.n, p.k, p.a_type, p.b_type, p.out_type, p.alignment);
+  };
+  return key(*this) < key(o);
 }
 
 std::ostream& operator<<(std::ostream& os, const Problem& p) { return os << p.to_string(); }

@@ -3,28 +3,14 @@
 #include <map>
 #include <mutex>
 #include <shared_mutex>
-#include <tuple>
 #include <unordered_map>
 
 #include "core/cuda_check.h"
+#include "fp8gemm/tune.h"
 #include "runtime/registry.h"
 
 namespace fp8gemm {
 
-namespace {
-
-// Orders problems for the memo of default choices (all fields, so permuted m/n/k never collide).
-struct ProblemLess {
-  bool operator()(const std::pair<Problem, std::string>& x, const std::pair<Problem, std::string>& y) const {
-    auto key = [](const std::pair<Problem, std::string>& v) {
-      const Problem& p = v.first;
-      return std::tie(p.batch, p.m, p.n, p.k, p.a_type, p.b_type, p.out_type, p.alignment, v.second);
-    };
-    return key(x) < key(y);
-  }
-};
-
-}  // namespace
 
 struct Context::Impl {
   ContextOptions options;
@@ -38,7 +24,7 @@ struct Context::Impl {
   std::shared_ptr<Selector> selector;
 
   std::shared_mutex memo_mutex;
-  std::map<std::pair<Problem, std::string>, Tactic, ProblemLess> default_memo;
+  std::map<std::pair<Problem, std::string>, Tactic> default_memo;
 
   Backend* find(const std::string& name) const {
     for (auto& b : backends)
@@ -105,7 +91,7 @@ std::vector<Backend*> Context::backends() const {
 
 Backend* Context::backend(const std::string& name) const { return impl_->find(name); }
 
-Tactic Context::choose(const Problem& p, const std::string& backend) {
+Tactic Context::choose(const Problem& p, const std::string& backend, cudaStream_t stream) {
   if (backend.find(':') != std::string::npos) {
     Tactic t = Tactic::parse(backend);
     t.backend = canonical_backend_name(t.backend);
@@ -119,7 +105,7 @@ Tactic Context::choose(const Problem& p, const std::string& backend) {
   if (auto sel = selector()) {
     // A stale or broken selector entry must never fail a call: fall through to the default.
     try {
-      if (auto t = sel->select(p, name)) {
+      if (auto t = sel->select(p, name, stream)) {
         Backend* b = impl_->find(t->backend);
         if (b && (name == "auto" || t->backend == name) && b->can_implement(p, *t)) return *t;
       }
@@ -131,7 +117,7 @@ Tactic Context::choose(const Problem& p, const std::string& backend) {
 
 void Context::run(const Problem& p, const GemmArgs& args, cudaStream_t stream, const std::string& backend) {
   if (p.empty()) return;
-  run_tactic(p, choose(p, backend), args, stream);
+  run_tactic(p, choose(p, backend, stream), args, stream);
 }
 
 void Context::run_tactic(const Problem& p, const Tactic& t, const GemmArgs& args, cudaStream_t stream) {
@@ -184,6 +170,7 @@ Context& default_context(int device) {
     ContextOptions o;
     o.device = device;
     slot = std::make_unique<Context>(o);
+    install_autotuner(*slot);  // tuned cache (FP8GEMM_CACHE), per-arch default table, lazy tuning
   }
   return *slot;
 }

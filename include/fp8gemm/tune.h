@@ -1,0 +1,102 @@
+// The autotuner behind `auto` (DESIGN.md "Measuring", docs/tuning.md).
+//
+// Every call with backend "auto" asks the Context's selector, which answers from
+//   1. the tuned cache (keys: op, dtypes, batch, M bucket, N, K, alignment), else
+//   2. the built-in per-architecture default table, else
+//   3. nothing, and the Context uses cuBLASLt's heuristic (the floor).
+// Tuning is explicit (tune(), `fp8gemm tune`), inside an AutotuneScope, or lazy on first use
+// when FP8GEMM_TUNE=1. Nothing is ever profiled while the call's stream is being captured.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fp8gemm/context.h"
+#include "fp8gemm/types.h"
+
+namespace fp8gemm {
+
+// The one map from M to its bucket, used by tuning and dispatch alike: the smallest edge >= m.
+// Edges: 1 2 4 8 16 24 32 48 64 96 128 192 256 384 512 768 1024 1536 2048 3072 4096 6144 8192
+// 12288 16384, then powers of two. A bucket is tuned at its upper edge (the returned value).
+int64_t m_bucket(int64_t m);
+const std::vector<int64_t>& m_bucket_edges();  // the explicit edges above (up to 16384)
+
+// What became of one candidate while tuning a key.
+struct CandidateReport {
+  std::string tactic;       // canonical name
+  std::string status;       // "default" | "finalist" | "pruned" | "failed" | "mismatch" | "skipped"
+  double time_us = 0;       // full-round median for the default and finalists, else short-round
+  double output_diff = -1;  // max|out - default_out| / max|default_out|; -1 when not compared
+  std::string note;         // why it failed / was skipped / mismatched
+};
+
+struct Decision {
+  Problem problem;          // the tuned problem: M is the bucket's upper edge
+  std::string key;          // canonical key string (cache entry key)
+  std::string default_tactic;  // the reference: default table entry or the cuBLASLt floor
+  std::string floor_tactic;    // the cuBLASLt heuristic's choice (what the table must beat)
+  std::string choice;
+  double default_us = 0;
+  double choice_us = 0;
+  double noise = 0;         // |t1 - t2| / t1 of the default timed twice
+  double threshold = 0;     // the gain a challenger needed: max(min_gain, noise_factor * noise)
+  std::string reason;       // one sentence: why `choice`
+  bool measured = false;    // false: nothing was timed (budget spent, no challenger, ...)
+  double elapsed_ms = 0;    // wall time spent on this key
+  std::vector<CandidateReport> candidates;
+  std::vector<std::string> excluded_backends;  // "name: reason"
+};
+
+struct TuneOptions {
+  double key_budget_ms = 100;   // target per key (see docs/tuning.md for the largest points)
+  double run_budget_ms = 0;     // whole run; 0 = unlimited. Keys past it keep their default.
+  double min_gain = 0.015;      // a challenger must be faster by more than max(min_gain,
+  double noise_factor = 2.0;    //                                    noise_factor * noise)
+  double output_tolerance = 1.0 / 32;  // see docs/tuning.md "Output check"
+  std::vector<std::string> backends;   // restrict challengers to these (empty: all)
+  bool retune = false;          // tune keys already in the cache again
+  // Called after each key (done counts keys finished, of total).
+  std::function<void(size_t done, size_t total, const Decision&)> progress;
+};
+
+// Tunes every problem's key on `ctx` (one Decision per problem, in order), storing the choices
+// in ctx's tuned cache (installing the autotuner on ctx if needed). Needs a GPU.
+std::vector<Decision> tune(Context& ctx, const std::vector<Problem>& problems,
+                           const TuneOptions& options = {});
+
+// Tuned cache of `ctx` (install_autotuner is called if needed). load_cache replaces the
+// in-memory entries with the file's valid ones and returns how many were kept; a corrupt,
+// truncated, foreign-GPU or old-version file is reported once on stderr and ignored (returns 0).
+// merge_cache adds the file's entries, keeping the in-memory ones on conflict. save_cache merges
+// with what is on disk (under flock) and replaces the file atomically.
+size_t load_cache(Context& ctx, const std::string& path);
+size_t merge_cache(Context& ctx, const std::string& path);
+void save_cache(Context& ctx, const std::string& path);
+void clear_cache(Context& ctx);
+
+// Installs the tuning selector on `ctx` (idempotent). default_context() does this for every
+// context it creates; FP8GEMM_CACHE names a cache file loaded here (and saved after lazy tuning).
+void install_autotuner(Context& ctx);
+
+// Mirrors FlashInfer's `with autotune(enabled, cache=...)`: while one is alive (scopes nest),
+// "auto" calls on `ctx` (default_context() when null), from any thread, tune their key first if
+// it is not in the cache, except while their stream is being captured. With a cache path the
+// file is merged in first and saved (merged with the disk) when the scope ends.
+class AutotuneScope {
+ public:
+  explicit AutotuneScope(bool enabled = true, std::string cache_path = {}, Context* ctx = nullptr);
+  ~AutotuneScope();
+  AutotuneScope(const AutotuneScope&) = delete;
+  AutotuneScope& operator=(const AutotuneScope&) = delete;
+
+ private:
+  Context* ctx_;
+  bool enabled_;
+  std::string cache_path_;
+};
+
+}  // namespace fp8gemm

@@ -1,0 +1,283 @@
+// cuBLASLt backend. Our row-major out[m,n] = A[m,k] * B[k,n] is computed in cuBLASLt's
+// column-major world as D^T[n,m] = B^T * A^T, the "TN" form FP8 requires:
+//   Lt A := our B (weights), stored [n,k] k-contiguous = k x n column-major, ld k, op T
+//   Lt B := our A (activations), [m,k] k-contiguous  = k x m column-major, ld k, op N
+//   Lt D := our out, [m,n] n-contiguous              = n x m column-major, ld n
+// so Lt's A scale is our b_scale and Lt's B scale our a_scale.
+#include "backends/cublaslt/cublaslt_backend.h"
+
+#include <cublasLt.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+
+#include "backends/cublaslt/algo_name.h"
+#include "core/cuda_check.h"
+
+namespace fp8gemm {
+namespace {
+
+using cublaslt::AlgoConfig;
+
+#define LT_CHECK(expr)                                                                         \
+  do {                                                                                         \
+    cublasStatus_t lt_status_ = (expr);                                                        \
+    if (lt_status_ != CUBLAS_STATUS_SUCCESS)                                                   \
+      FP8GEMM_FAIL(kCuda, #expr, " failed: ", cublasLtGetStatusName(lt_status_));              \
+  } while (0)
+
+cudaDataType_t cuda_type(DType t) {
+  switch (t) {
+    case DType::kE4M3: return CUDA_R_8F_E4M3;
+    case DType::kE5M2: return CUDA_R_8F_E5M2;
+    case DType::kBF16: return CUDA_R_16BF;
+    case DType::kFP16: return CUDA_R_16F;
+  }
+  return CUDA_R_32F;
+}
+
+template <typename Set, typename Obj, typename Attr, typename T>
+void set_attr(Set set, Obj obj, Attr attr, const T& v) {
+  LT_CHECK(set(obj, attr, &v, sizeof(T)));
+}
+
+// The descriptors of one call, initialized in place (no heap allocation on the call path).
+struct Descriptors {
+  cublasLtMatmulDescOpaque_t op;
+  cublasLtMatrixLayoutOpaque_t a, b, d;
+
+  Descriptors(const Problem& p, bool fast_accum, const float* lt_a_scale, const float* lt_b_scale) {
+    LT_CHECK(cublasLtMatmulDescInit(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasOperation_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
+    set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_TRANSA, transa);
+    set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_TRANSB, transb);
+    const int8_t fa = fast_accum ? 1 : 0;
+    set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, fa);
+    set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, lt_a_scale);
+    set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, lt_b_scale);
+    layout(&a, p.b_type, p.k, p.n, p.k, p.batch);
+    layout(&b, p.a_type, p.k, p.m, p.k, p.batch);
+    layout(&d, p.out_type, p.n, p.m, p.n, p.batch);
+  }
+
+  static void layout(cublasLtMatrixLayoutOpaque_t* l, DType t, int64_t rows, int64_t cols, int64_t ld,
+                     int64_t batch) {
+    LT_CHECK(cublasLtMatrixLayoutInit(l, cuda_type(t), uint64_t(rows), uint64_t(cols), ld));
+    const int32_t count = int32_t(batch);
+    const int64_t stride = rows * cols;
+    set_attr(cublasLtMatrixLayoutSetAttribute, l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, count);
+    set_attr(cublasLtMatrixLayoutSetAttribute, l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, stride);
+  }
+};
+
+// An algorithm rebuilt from a tactic name and checked against a problem.
+struct CheckedAlgo {
+  cublasLtMatmulAlgo_t algo{};
+  AlgoConfig config;
+  size_t workspace = 0;
+  Verdict verdict;
+};
+
+class CublasLtBackend final : public Backend {
+ public:
+  CublasLtBackend(const DeviceInfo& device, const ContextOptions& options)
+      : device_(device), max_workspace_(options.workspace_bytes) {
+    LT_CHECK(cublasLtCreate(&handle_));
+    // Queries (heuristics, AlgoCheck) never dereference scale pointers, but must see non-null
+    // ones so that they pick kernels with the scaling epilogue the real call uses.
+    if (cudaMalloc(reinterpret_cast<void**>(&query_scales_), 2 * sizeof(float)) != cudaSuccess) {
+      cudaGetLastError();
+      cublasLtDestroy(handle_);
+      FP8GEMM_FAIL(kCuda, "cudaMalloc of 8 bytes for cuBLASLt queries failed");
+    }
+  }
+  ~CublasLtBackend() override {
+    cudaFree(query_scales_);
+    cublasLtDestroy(handle_);
+  }
+
+  std::string name() const override { return "cublaslt"; }
+
+  Verdict available() const override {
+    if (device_.compute_capability() < 89)
+      return Verdict::no("FP8 matmul needs compute capability 8.9+, GPU has " +
+                         std::to_string(device_.cc_major) + "." + std::to_string(device_.cc_minor));
+    return Verdict::yes();
+  }
+
+  std::vector<Tactic> tactics(const Problem& p) override {
+    {
+      std::shared_lock lock(mutex_);
+      auto it = tactics_memo_.find(p);
+      if (it != tactics_memo_.end()) return it->second;
+    }
+    std::vector<Tactic> out;
+    std::set<std::string> seen;
+    auto add = [&](const cublasLtMatmulAlgo_t& algo, bool fast_accum) {
+      const AlgoConfig c = cublaslt::read_config(algo, fast_accum);
+      std::string config = cublaslt::format_config(c);
+      if (!seen.insert(config).second) return;
+      // Re-check through the name: a tactic is only offered if its name alone rebuilds it.
+      const CheckedAlgo& checked = checked_algo(p, config);
+      if (checked.verdict.ok) out.push_back(Tactic{"cublaslt", config});
+    };
+    for (bool fast_accum : {true, false})
+      for (const auto& r : heuristics(p, fast_accum, fast_accum ? kHeuristicCount : kHeuristicCount / 2))
+        add(r.algo, fast_accum);
+    for (const auto& algo : enumerate(p)) add(algo, true);
+    std::unique_lock lock(mutex_);
+    tactics_memo_[p] = out;
+    return out;
+  }
+
+  Tactic default_tactic(const Problem& p) override {
+    // The heuristic's first with fast accumulation: what torch._scaled_mm(use_fast_accum=True) runs.
+    auto results = heuristics(p, true, 1);
+    FP8GEMM_REQUIRE(!results.empty(), kUnsupported, "cuBLASLt has no algorithm for ", p);
+    return Tactic{"cublaslt", cublaslt::format_config(cublaslt::read_config(results[0].algo, true))};
+  }
+
+  Verdict can_implement(const Problem& p, const Tactic& t) override {
+    if (t.backend != "cublaslt") return Verdict::no("not a cublaslt tactic: " + t.name());
+    if (Verdict v = available(); !v.ok) return v;
+    try {
+      return checked_algo(p, t.config).verdict;
+    } catch (const Error& e) {
+      return Verdict::no(e.what());
+    }
+  }
+
+  size_t workspace_bytes(const Problem& p, const Tactic& t) override {
+    return checked_algo(p, t.config).workspace;
+  }
+
+  void run(const Problem& p, const Tactic& t, const GemmArgs& args, Workspace ws, cudaStream_t stream) override {
+    const CheckedAlgo& c = checked_algo(p, t.config);
+    FP8GEMM_REQUIRE(c.verdict.ok, kUnsupported, "tactic ", t.name(), " cannot run ", p, ": ", c.verdict.reason);
+    Descriptors d(p, c.config.fast_accum, args.b_scale, args.a_scale);
+    const float alpha = 1.0f, beta = 0.0f;
+    LT_CHECK(cublasLtMatmul(handle_, &d.op, &alpha, args.b, &d.a, args.a, &d.b, &beta, args.out, &d.d,
+                            args.out, &d.d, &c.algo, ws.ptr, ws.bytes, stream));
+  }
+
+ private:
+  static constexpr int kHeuristicCount = 32;
+  static constexpr size_t kMaxEnumerated = 48;
+
+  std::vector<cublasLtMatmulHeuristicResult_t> heuristics(const Problem& p, bool fast_accum, int count) {
+    Descriptors d(p, fast_accum, query_scales_, query_scales_ + 1);
+    cublasLtMatmulPreferenceOpaque_t pref;
+    LT_CHECK(cublasLtMatmulPreferenceInit(&pref));
+    const uint64_t max_ws = max_workspace_;
+    set_attr(cublasLtMatmulPreferenceSetAttribute, &pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, max_ws);
+    const uint32_t align = uint32_t(p.alignment);
+    for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+      set_attr(cublasLtMatmulPreferenceSetAttribute, &pref, attr, align);
+    std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(count));
+    int returned = 0;
+    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle_, &d.op, &d.a, &d.b, &d.d, &d.d, &pref, count,
+                                                       results.data(), &returned);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED) return {};
+    LT_CHECK(st);
+    results.resize(size_t(returned));
+    results.erase(std::remove_if(results.begin(), results.end(),
+                                 [](const auto& r) { return r.state != CUBLAS_STATUS_SUCCESS; }),
+                  results.end());
+    return results;
+  }
+
+  // Configurations beyond the heuristic's list: every algorithm id for these types, each tile
+  // it supports, default stages/cluster, no split-K. Only those passing AlgoCheck are kept.
+  std::vector<cublasLtMatmulAlgo_t> enumerate(const Problem& p) {
+    std::vector<int> ids(64);
+    int n_ids = 0;
+    if (cublasLtMatmulAlgoGetIds(handle_, CUBLAS_COMPUTE_32F, CUDA_R_32F, cuda_type(p.b_type), cuda_type(p.a_type),
+                                 cuda_type(p.out_type), cuda_type(p.out_type), int(ids.size()), ids.data(),
+                                 &n_ids) != CUBLAS_STATUS_SUCCESS)
+      return {};
+    std::vector<cublasLtMatmulAlgo_t> out;
+    Descriptors d(p, true, query_scales_, query_scales_ + 1);
+    for (int i = 0; i < n_ids && out.size() < kMaxEnumerated; ++i) {
+      cublasLtMatmulAlgo_t algo;
+      if (cublasLtMatmulAlgoInit(handle_, CUBLAS_COMPUTE_32F, CUDA_R_32F, cuda_type(p.b_type), cuda_type(p.a_type),
+                                 cuda_type(p.out_type), cuda_type(p.out_type), ids[size_t(i)], &algo) !=
+          CUBLAS_STATUS_SUCCESS)
+        continue;
+      size_t bytes = 0;
+      if (cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_TILE_IDS, nullptr, 0, &bytes) !=
+          CUBLAS_STATUS_SUCCESS)
+        continue;
+      std::vector<uint32_t> tiles(bytes / sizeof(uint32_t));
+      if (tiles.empty()) tiles.push_back(CUBLASLT_MATMUL_TILE_UNDEFINED);
+      else cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_TILE_IDS, tiles.data(), bytes, &bytes);
+      for (uint32_t tile : tiles) {
+        if (out.size() >= kMaxEnumerated) break;
+        cublasLtMatmulAlgo_t candidate = algo;
+        if (cublasLtMatmulAlgoConfigSetAttribute(&candidate, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile) !=
+            CUBLAS_STATUS_SUCCESS)
+          continue;
+        cublasLtMatmulHeuristicResult_t result{};
+        if (cublasLtMatmulAlgoCheck(handle_, &d.op, &d.a, &d.b, &d.d, &d.d, &candidate, &result) ==
+                CUBLAS_STATUS_SUCCESS &&
+            result.workspaceSize <= max_workspace_)
+          out.push_back(candidate);
+      }
+    }
+    return out;
+  }
+
+  // Rebuilds the algorithm from its name alone and checks it against `p`; memoized.
+  const CheckedAlgo& checked_algo(const Problem& p, const std::string& config) {
+    {
+      std::shared_lock lock(mutex_);
+      auto it = algo_memo_.find({p, config});
+      if (it != algo_memo_.end()) return it->second;
+    }
+    CheckedAlgo c;
+    c.config = cublaslt::parse_config(config);  // throws on a malformed name
+    if (cublasLtMatmulAlgoInit(handle_, CUBLAS_COMPUTE_32F, CUDA_R_32F, cuda_type(p.b_type), cuda_type(p.a_type),
+                               cuda_type(p.out_type), cuda_type(p.out_type), c.config.algo_id,
+                               &c.algo) != CUBLAS_STATUS_SUCCESS) {
+      c.verdict = Verdict::no("cuBLASLt has no algorithm " + std::to_string(c.config.algo_id) + " for these types");
+    } else {
+      try {
+        cublaslt::write_config(c.algo, c.config);
+        Descriptors d(p, c.config.fast_accum, query_scales_, query_scales_ + 1);
+        cublasLtMatmulHeuristicResult_t result{};
+        cublasStatus_t st = cublasLtMatmulAlgoCheck(handle_, &d.op, &d.a, &d.b, &d.d, &d.d, &c.algo, &result);
+        if (st != CUBLAS_STATUS_SUCCESS) {
+          c.verdict = Verdict::no(std::string("cublasLtMatmulAlgoCheck: ") + cublasLtGetStatusName(st));
+        } else if (result.workspaceSize > max_workspace_) {
+          c.verdict = Verdict::no("needs " + std::to_string(result.workspaceSize) +
+                                  " bytes of workspace, more than the context's " + std::to_string(max_workspace_));
+        } else {
+          c.workspace = result.workspaceSize;
+        }
+      } catch (const Error& e) {
+        c.verdict = Verdict::no(e.what());
+      }
+    }
+    std::unique_lock lock(mutex_);
+    return algo_memo_.emplace(std::make_pair(p, config), c).first->second;
+  }
+
+  DeviceInfo device_;
+  size_t max_workspace_;
+  cublasLtHandle_t handle_ = nullptr;
+  float* query_scales_ = nullptr;
+  std::shared_mutex mutex_;
+  std::map<Problem, std::vector<Tactic>> tactics_memo_;
+  std::map<std::pair<Problem, std::string>, CheckedAlgo> algo_memo_;  // std::map: stable references
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cublaslt_backend(const DeviceInfo& device, const ContextOptions& options) {
+  return std::make_unique<CublasLtBackend>(device, options);
+}
+
+}  // namespace fp8gemm
