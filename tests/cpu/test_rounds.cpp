@@ -198,3 +198,22 @@ TEST(Rounds, EmptyCandidateListIsAnError) {
 
 }  // namespace
 }  // namespace fp8gemm
+// The GraphTimer's call sizing (pure arithmetic, no GPU): >= 20 calls for short kernels, fewer
+// once a replay reaches ~1 ms, never below 3.
+#include "measure/graph_timer.h"
+
+namespace fp8gemm {
+namespace {
+
+TEST(GraphTimerSizing, CallsPerReplay) {
+  const GraphTimerOptions o;
+  EXPECT_EQ(calls_per_replay_for(5, o), 20);
+  EXPECT_EQ(calls_per_replay_for(50, o), 20);
+  EXPECT_EQ(calls_per_replay_for(100, o), 10);
+  EXPECT_EQ(calls_per_replay_for(300, o), 4);
+  EXPECT_EQ(calls_per_replay_for(11000, o), 3);
+  EXPECT_EQ(calls_per_replay_for(0, o), 20);  // an unmeasurable probe: assume short
+}
+
+}  // namespace
+}  // namespace fp8gemm

@@ -1,0 +1,353 @@
+#include "measure/graph_timer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+
+#include "core/cuda_check.h"
+#include "core/device_buffer.h"
+#include "measure/graph_timer_kernels.h"
+
+namespace fp8gemm {
+
+int calls_per_replay_for(double call_us, const GraphTimerOptions& o) {
+  if (!(call_us > 0)) return o.max_calls;
+  const double needed = std::ceil(o.target_replay_us / call_us);
+  return int(std::clamp(needed, double(o.min_calls), double(o.max_calls)));
+}
+
+namespace {
+
+constexpr size_t kCopyAlignment = 256;
+
+size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+
+// Makes `device` current for the lifetime of the guard (the Context may not be on the current
+// device), restoring the caller's device afterwards.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    FP8GEMM_CUDA_CHECK(cudaGetDevice(&previous_));
+    if (previous_ != device) FP8GEMM_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~DeviceGuard() { cudaSetDevice(previous_); }
+
+ private:
+  int previous_ = 0;
+};
+
+// An instantiated graph of `calls` back-to-back calls of one candidate.
+struct GraphExec {
+  cudaGraphExec_t exec = nullptr;
+  int calls = 0;
+  bool flush_before_replay = false;  // its calls touch < 2x L2 of weights: evict L2 before each replay
+  GraphExec() = default;
+  GraphExec(GraphExec&& o) noexcept : exec(std::exchange(o.exec, nullptr)), calls(o.calls),
+                                      flush_before_replay(o.flush_before_replay) {}
+  GraphExec& operator=(GraphExec&& o) noexcept {
+    std::swap(exec, o.exec);
+    calls = o.calls;
+    flush_before_replay = o.flush_before_replay;
+    return *this;
+  }
+  ~GraphExec() {
+    if (exec) cudaGraphExecDestroy(exec);
+  }
+};
+
+// Grows `buf` to at least `bytes` (contents are not kept).
+void ensure_size(DeviceBuffer& buf, size_t bytes) {
+  if (buf.bytes() >= bytes) return;
+  buf = DeviceBuffer();  // free first: the old and the new one need not fit together
+  buf = DeviceBuffer(bytes);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+struct GraphTimer::Impl {
+  Context& ctx;
+  GraphTimerOptions options;
+  cudaStream_t stream = nullptr;
+  size_t l2_bytes = 0;
+
+  // Weights of the current (batch, n, k, b_type), `copies` distinct copies `copy_stride` apart.
+  Problem weight_key;
+  bool have_weights = false;
+  DeviceBuffer weights;
+  size_t copy_bytes = 0, copy_stride = 0;
+  int copies = 0;
+  int weight_allocations = 0;
+
+  DeviceBuffer a, out, out_ref, scales, scratch, flush;
+  uint64_t draws = 0;  // seeds fresh activations per measurement
+
+  // Calls per replay already probed for the current problem, by tactic name.
+  Problem memo_problem;
+  std::map<std::string, int> calls_memo;
+
+  std::vector<cudaEvent_t> events;
+
+  Impl(Context& c, GraphTimerOptions o) : ctx(c), options(o) {}
+
+  static bool same_weights(const Problem& x, const Problem& y) {
+    return x.batch == y.batch && x.n == y.n && x.k == y.k && x.b_type == y.b_type;
+  }
+
+  // Buffers for `p`: weights kept across calls with the same (batch, n, k), fresh activations.
+  void prepare(const Problem& p) {
+    if (!have_weights || !same_weights(weight_key, p)) {
+      weights = DeviceBuffer();
+      have_weights = false;
+      copy_bytes = size_t(p.batch * p.n * p.k) * dtype_bytes(p.b_type);
+      copy_stride = round_up(copy_bytes, kCopyAlignment);
+      copies = int(std::max<size_t>(2, (2 * l2_bytes + copy_bytes - 1) / copy_bytes));
+      weights = DeviceBuffer(copy_stride * size_t(copies));
+      measure_kernels::fill_random_fp8(weights.get(), weights.bytes(), p.b_type, options.seed, stream);
+      weight_key = p;
+      have_weights = true;
+      ++weight_allocations;
+    }
+    const size_t a_bytes = size_t(p.batch * p.m * p.k) * dtype_bytes(p.a_type);
+    ensure_size(a, a_bytes);
+    measure_kernels::fill_random_fp8(a.get(), a_bytes, p.a_type, options.seed + 1 + ++draws, stream);
+    ensure_size(out, size_t(p.batch * p.m * p.n) * dtype_bytes(p.out_type));
+    if (!(memo_problem == p)) {
+      memo_problem = p;
+      calls_memo.clear();
+    }
+    // Workspace is allocated on first use of a stream, which must not happen inside capture.
+    ctx.workspace(stream);
+  }
+
+  GemmArgs args(int call, int first_copy, void* output) const {
+    const int copy = (first_copy + call) % copies;
+    const auto* w = static_cast<const uint8_t*>(weights.get()) + size_t(copy) * copy_stride;
+    return GemmArgs{a.get(), w, scales.as<float>(), scales.as<float>() + 1, output};
+  }
+
+  float elapsed_ms(cudaEvent_t start, cudaEvent_t stop) {
+    float ms = 0;
+    FP8GEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    return ms;
+  }
+
+  // One eager call to load modules and warm up, then one timed call.
+  double probe_us(const Problem& p, const Tactic& t) {
+    ensure_events(2);
+    ctx.run_tactic(p, t, args(0, 0, out.get()), stream);
+    FP8GEMM_CUDA_CHECK(cudaEventRecord(events[0], stream));
+    ctx.run_tactic(p, t, args(1, 0, out.get()), stream);
+    FP8GEMM_CUDA_CHECK(cudaEventRecord(events[1], stream));
+    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return 1000.0 * elapsed_ms(events[0], events[1]);
+  }
+
+  int calls_for(const Problem& p, const Tactic& t, const MeasureOptions& o) {
+    if (o.calls_per_replay > 0) return o.calls_per_replay;
+    auto it = calls_memo.find(t.name());
+    if (it != calls_memo.end()) return it->second;
+    const int calls = calls_per_replay_for(probe_us(p, t), options);
+    calls_memo[t.name()] = calls;
+    return calls;
+  }
+
+  // Captures `calls` calls of `t` starting at weight copy `first_copy`. On any failure the
+  // capture is ended, the partial graph destroyed and non-sticky errors cleared, then it throws.
+  GraphExec capture(const Problem& p, const Tactic& t, int calls, int first_copy) {
+    cudaGraph_t graph = nullptr;
+    FP8GEMM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    try {
+      for (int i = 0; i < calls; ++i) ctx.run_tactic(p, t, args(i, first_copy, out.get()), stream);
+    } catch (...) {
+      cudaStreamEndCapture(stream, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      cudaGetLastError();
+      throw;
+    }
+    cudaError_t err = cudaStreamEndCapture(stream, &graph);
+    if (err != cudaSuccess) {
+      if (graph) cudaGraphDestroy(graph);
+      cudaGetLastError();
+      FP8GEMM_FAIL(kCuda, "capturing ", t.name(), " failed: ", cudaGetErrorString(err));
+    }
+    GraphExec g;
+    err = cudaGraphInstantiate(&g.exec, graph, 0);
+    cudaGraphDestroy(graph);
+    if (err != cudaSuccess) {
+      g.exec = nullptr;
+      cudaGetLastError();
+      FP8GEMM_FAIL(kCuda, "instantiating the graph of ", t.name(), " failed: ", cudaGetErrorString(err));
+    }
+    FP8GEMM_CUDA_CHECK(cudaGraphUpload(g.exec, stream));
+    g.calls = calls;
+    g.flush_before_replay = double(calls) * double(copy_bytes) < 2.0 * double(l2_bytes);
+    return g;
+  }
+
+  void ensure_events(size_t n) {
+    while (events.size() < n) {
+      cudaEvent_t e;
+      FP8GEMM_CUDA_CHECK(cudaEventCreate(&e));
+      events.push_back(e);
+    }
+  }
+
+  // Launches one replay; false (error cleared, recorded in `t`) if the launch fails.
+  bool launch(const GraphExec& g, Timing& t) {
+    if (g.flush_before_replay) {
+      ensure_size(flush, 2 * l2_bytes);
+      measure_kernels::read_through(flush.get(), flush.bytes(), stream);
+    }
+    const cudaError_t err = cudaGraphLaunch(g.exec, stream);
+    if (err == cudaSuccess) return true;
+    cudaGetLastError();
+    t.ok = false;
+    t.error = detail::cat("launching the graph of ", t.tactic.name(), " failed: ", cudaGetErrorString(err));
+    return false;
+  }
+};
+
+GraphTimer::GraphTimer(Context& ctx, GraphTimerOptions options) : impl_(std::make_unique<Impl>(ctx, options)) {
+  DeviceGuard guard(ctx.device().device);
+  FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
+  impl_->l2_bytes = std::max<size_t>(ctx.device().l2_bytes, 1 << 20);
+  impl_->scales = DeviceBuffer(2 * sizeof(float));
+  const float ones[2] = {1.0f, 1.0f};
+  impl_->scales.upload(ones, sizeof ones);
+  impl_->scratch = DeviceBuffer(64);
+}
+
+GraphTimer::~GraphTimer() {
+  cudaStreamSynchronize(impl_->stream);
+  for (cudaEvent_t e : impl_->events) cudaEventDestroy(e);
+  cudaStreamDestroy(impl_->stream);
+}
+
+cudaStream_t GraphTimer::stream() const { return impl_->stream; }
+int GraphTimer::weight_copies() const { return impl_->copies; }
+int GraphTimer::weight_allocations() const { return impl_->weight_allocations; }
+
+int GraphTimer::calls_per_replay(const Problem& p, const Tactic& t) const {
+  if (!(impl_->memo_problem == p)) return 0;
+  auto it = impl_->calls_memo.find(t.name());
+  return it == impl_->calls_memo.end() ? 0 : it->second;
+}
+
+std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tactic>& candidates,
+                                        const MeasureOptions& options) {
+  Impl& s = *impl_;
+  DeviceGuard guard(s.ctx.device().device);
+  FP8GEMM_REQUIRE(options.replays >= 1, kInvalidArgument, "replays must be >= 1, got ", options.replays);
+  std::vector<Timing> timings(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) timings[i].tactic = candidates[i];
+  if (p.empty()) {
+    for (Timing& t : timings) t.ok = true;
+    return timings;
+  }
+  s.prepare(p);
+
+  // Capture every candidate first; a candidate that fails here is out, the others go on. Each
+  // graph starts at a different weight copy, so round-robin neighbours do not share warm lines.
+  std::vector<GraphExec> graphs(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    try {
+      const int calls = s.calls_for(p, candidates[i], options);
+      graphs[i] = s.capture(p, candidates[i], calls, int((i * size_t(calls)) % size_t(s.copies)));
+      timings[i].ok = true;
+    } catch (const std::exception& e) {
+      timings[i].ok = false;
+      timings[i].error = e.what();
+    }
+  }
+
+  for (int w = 0; w < options.warmup_replays; ++w)
+    for (size_t i = 0; i < graphs.size(); ++i)
+      if (timings[i].ok) s.launch(graphs[i], timings[i]);
+
+  // Round-robin: replay r of every candidate before replay r + 1 of any. Nothing synchronizes
+  // until all are enqueued, so the GPU runs them back to back.
+  const size_t n = candidates.size();
+  s.ensure_events(2 * n * size_t(options.replays));
+  std::vector<char> recorded(n * size_t(options.replays), 0);
+  for (int r = 0; r < options.replays; ++r)
+    for (size_t i = 0; i < n; ++i) {
+      if (!timings[i].ok) continue;
+      const size_t slot = size_t(r) * n + i;
+      // The flush (when needed) runs before the start event, so it is not timed.
+      if (graphs[i].flush_before_replay) {
+        ensure_size(s.flush, 2 * s.l2_bytes);
+        measure_kernels::read_through(s.flush.get(), s.flush.bytes(), s.stream);
+      }
+      FP8GEMM_CUDA_CHECK(cudaEventRecord(s.events[2 * slot], s.stream));
+      const cudaError_t err = cudaGraphLaunch(graphs[i].exec, s.stream);
+      if (err != cudaSuccess) {
+        cudaGetLastError();
+        timings[i].ok = false;
+        timings[i].error = detail::cat("launching the graph of ", candidates[i].name(),
+                                       " failed: ", cudaGetErrorString(err));
+        continue;
+      }
+      FP8GEMM_CUDA_CHECK(cudaEventRecord(s.events[2 * slot + 1], s.stream));
+      recorded[slot] = 1;
+    }
+  // A kernel that faults leaves a sticky error: nothing after it can be trusted, so this throws.
+  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(s.stream));
+
+  for (size_t i = 0; i < n; ++i) {
+    if (!timings[i].ok) continue;
+    for (int r = 0; r < options.replays; ++r) {
+      const size_t slot = size_t(r) * n + i;
+      if (!recorded[slot]) continue;
+      timings[i].samples_us.push_back(1000.0 * s.elapsed_ms(s.events[2 * slot], s.events[2 * slot + 1]) /
+                                      graphs[i].calls);
+    }
+    timings[i].median_us = median(timings[i].samples_us);
+  }
+  return timings;
+}
+
+std::vector<double> GraphTimer::compare_outputs(const Problem& p, const Tactic& reference,
+                                                const std::vector<Tactic>& candidates) {
+  Impl& s = *impl_;
+  DeviceGuard guard(s.ctx.device().device);
+  std::vector<double> result(candidates.size(), INFINITY);
+  if (p.empty()) return std::vector<double>(candidates.size(), 0.0);
+  s.prepare(p);
+  const size_t out_bytes = size_t(p.batch * p.m * p.n) * dtype_bytes(p.out_type);
+  ensure_size(s.out_ref, out_bytes);
+  try {
+    FP8GEMM_CUDA_CHECK(cudaMemsetAsync(s.out_ref.get(), 0xFF, out_bytes, s.stream));
+    s.ctx.run_tactic(p, reference, s.args(0, 0, s.out_ref.get()), s.stream);
+    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(s.stream));
+  } catch (const Error&) {
+    cudaGetLastError();
+    return result;  // without a reference output nothing can be trusted
+  }
+  const size_t count = size_t(p.batch * p.m * p.n);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    try {
+      // Poisoned (NaN) first, so elements a candidate never writes show up.
+      FP8GEMM_CUDA_CHECK(cudaMemsetAsync(s.out.get(), 0xFF, out_bytes, s.stream));
+      s.ctx.run_tactic(p, candidates[i], s.args(0, 0, s.out.get()), s.stream);
+      const measure_kernels::Difference d =
+          measure_kernels::compare(s.out.get(), s.out_ref.get(), count, p.out_type, s.scratch.get(), s.stream);
+      if (d.nan) continue;
+      if (d.max_abs_ref > 0)
+        result[i] = d.max_abs_diff / d.max_abs_ref;
+      else if (d.max_abs_diff == 0)
+        result[i] = 0;
+    } catch (const Error&) {
+      cudaGetLastError();
+    }
+  }
+  return result;
+}
+
+}  // namespace fp8gemm

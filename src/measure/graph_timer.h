@@ -1,0 +1,52 @@
+// The GPU Timer (DESIGN.md "Measuring"): CUDA-graph replays of back-to-back calls over weights
+// rotating through >= 2x L2, fresh random FP8 activations, warm-up, round-robin replays across
+// candidates, median per call. One GraphTimer is used by one thread at a time.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+#include "fp8gemm/context.h"
+#include "measure/timer.h"
+
+namespace fp8gemm {
+
+struct GraphTimerOptions {
+  double target_replay_us = 1000;  // automatic sizing: a replay of >= this needs no more calls
+  int max_calls = 20;              // calls per replay for short kernels
+  int min_calls = 3;               // calls per replay for the longest kernels
+  uint64_t seed = 0x5eed;          // data is random, but the same from run to run
+};
+
+// Calls per replay for a kernel whose single call took `call_us`: `max_calls` unless that many
+// would last >= target_replay_us, then just enough to reach it, but at least `min_calls`.
+int calls_per_replay_for(double call_us, const GraphTimerOptions& options);
+
+class GraphTimer : public Timer {
+ public:
+  explicit GraphTimer(Context& ctx, GraphTimerOptions options = {});
+  ~GraphTimer() override;
+  GraphTimer(const GraphTimer&) = delete;
+  GraphTimer& operator=(const GraphTimer&) = delete;
+
+  std::vector<Timing> measure(const Problem& p, const std::vector<Tactic>& candidates,
+                              const MeasureOptions& options) override;
+  std::vector<double> compare_outputs(const Problem& p, const Tactic& reference,
+                                      const std::vector<Tactic>& candidates) override;
+
+  // The timer's own stream (non-blocking), on which every measurement runs.
+  cudaStream_t stream() const;
+  // How many distinct weight copies the current (batch, n, k) rotates through (0 before use).
+  int weight_copies() const;
+  // How many times weights were (re)allocated: an M sweep over one (n, k) allocates once.
+  int weight_allocations() const;
+  // Calls per replay chosen for (p, t) by the last measurement (0 if none).
+  int calls_per_replay(const Problem& p, const Tactic& t) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fp8gemm
