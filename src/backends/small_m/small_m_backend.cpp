@@ -1,0 +1,85 @@
+// The Backend face of small_m: tactic names, limits and launch; the kernels live in the .cu files.
+#include "backends/small_m/small_m_backend.h"
+
+#include <string>
+
+#include "backends/small_m/small_m_config.h"
+#include "backends/small_m/small_m_launch.h"
+#include "core/cuda_check.h"
+
+namespace fp8gemm {
+namespace {
+
+class SmallMBackend final : public Backend {
+ public:
+  explicit SmallMBackend(const DeviceInfo& device) : device_(device) {
+    const int cc = device.compute_capability();
+    if (cc < 89) {
+      availability_ = Verdict::no("FP8 mma.sync needs compute capability >= 8.9; device is " + std::to_string(cc));
+      return;
+    }
+    const std::string image = small_m::kernel_image_problem();
+    if (!image.empty()) availability_ = Verdict::no("no kernel image for this device: " + image);
+  }
+
+  std::string name() const override { return "small_m"; }
+  Verdict available() const override { return availability_; }
+
+  std::vector<Tactic> tactics(const Problem& p) override {
+    if (!availability_ || !shape_ok(p)) return {};
+    std::vector<Tactic> out;
+    for (const small_m::Config& c : small_m::candidate_configs(p, device_.sm_count, cc()))
+      out.push_back({name(), c.to_string()});
+    return out;
+  }
+
+  Tactic default_tactic(const Problem& p) override {
+    FP8GEMM_REQUIRE(availability_.ok, kUnsupported, "small_m is not available: ", availability_.reason);
+    return {name(), small_m::default_config(p, device_.sm_count, cc()).to_string()};
+  }
+
+  Verdict can_implement(const Problem& p, const Tactic& t) override {
+    if (!availability_) return availability_;
+    if (t.backend != name()) return Verdict::no("tactic " + t.name() + " is not a small_m tactic");
+    try {
+      return small_m::can_implement(p, small_m::parse_config(t.config), cc());
+    } catch (const Error& e) {
+      return Verdict::no(e.what());
+    }
+  }
+
+  // Split-K is reduced inside a cluster through distributed shared memory: no workspace.
+  size_t workspace_bytes(const Problem&, const Tactic&) override { return 0; }
+
+  void run(const Problem& p, const Tactic& t, const GemmArgs& args, Workspace, cudaStream_t stream) override {
+    if (p.empty()) return;
+    small_m::LaunchArgs l{p, small_m::parse_config(t.config), args, stream};
+    if (p.a_type == DType::kE4M3 && p.b_type == DType::kE4M3) return small_m::launch_e4m3_e4m3(l);
+    if (p.a_type == DType::kE4M3 && p.b_type == DType::kE5M2) return small_m::launch_e5m2_e4m3(l);
+    if (p.a_type == DType::kE5M2 && p.b_type == DType::kE4M3) return small_m::launch_e4m3_e5m2(l);
+    FP8GEMM_FAIL(kUnsupported, "small_m: dtype pair ", to_string(p.a_type), " x ", to_string(p.b_type),
+                 " is not supported");
+  }
+
+ private:
+  int cc() const { return device_.compute_capability(); }
+  // Shape limits alone (any config): lets tactics() return {} quietly for problems out of range.
+  bool shape_ok(const Problem& p) const {
+    small_m::Config c;
+    c.rows = 16;
+    c.warps = 1;
+    c.stages = 2;
+    return small_m::can_implement(p, c, cc()).ok;
+  }
+
+  DeviceInfo device_;
+  Verdict availability_ = Verdict::yes();
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_small_m_backend(const DeviceInfo& device, const ContextOptions&) {
+  return std::make_unique<SmallMBackend>(device);
+}
+
+}  // namespace fp8gemm
