@@ -21,7 +21,10 @@ std::string no_device_reason() {
   cudaError_t err = cudaGetDeviceCount(&n);
   if (err != cudaSuccess) {
     cudaGetLastError();
-    return std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+    const std::string cuda = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+    if (err == cudaErrorInsufficientDriver || err == cudaErrorNoDevice)
+      return "no NVIDIA GPU or driver on this machine (" + cuda + ")";
+    return cuda;
   }
   return n == 0 ? "no CUDA device found" : "";
 }

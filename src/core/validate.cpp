@@ -66,7 +66,7 @@ PointerInfo inspect_cuda_pointer(const void* ptr) {
   }
 }
 
-Problem validate(const BmmFp8Args& args, const DeviceInfo& device, const PointerInspector& inspect) {
+Problem validate_problem(const BmmFp8Args& args, const DeviceInfo& device) {
   FP8GEMM_REQUIRE(device.compute_capability() >= 89, kUnsupported, "GPU ", device.device, " (",
                   device.name, ") has compute capability ", device.cc_major, ".", device.cc_minor,
                   ": FP8 GEMMs need 8.9 or newer");
@@ -103,6 +103,11 @@ Problem validate(const BmmFp8Args& args, const DeviceInfo& device, const Pointer
   p.b_type = args.b_type;
   p.out_type = args.out_type;
   p.alignment = 16;
+  return p;
+}
+
+Problem validate(const BmmFp8Args& args, const DeviceInfo& device, const PointerInspector& inspect) {
+  const Problem p = validate_problem(args, device);
   if (p.empty()) return p;  // nothing is read or written: pointers may be null
 
   require_device_pointer("a", args.a, device, inspect);

@@ -17,6 +17,9 @@ using PointerInspector = std::function<PointerInfo(const void*)>;
 // cudaPointerGetAttributes; never leaves a CUDA error pending.
 PointerInfo inspect_cuda_pointer(const void* ptr);
 
+// Dims, dtypes and the device's compute capability only (no pointers).
+Problem validate_problem(const BmmFp8Args& args, const DeviceInfo& device);
+// Everything: validate_problem, then (for a non-empty problem) every pointer rule.
 Problem validate(const BmmFp8Args& args, const DeviceInfo& device, const PointerInspector& inspect);
 
 }  // namespace fp8gemm

@@ -11,23 +11,41 @@ bool tactic_uses_fast_accum(const Tactic& t) {
   return c.find("fast_accum=0") == std::string::npos && c.find("acc32") == std::string::npos;
 }
 
-CheckResult verify_tactic(Context& ctx, const Problem& p, const Tactic& t, uint64_t seed, cudaStream_t stream) {
+struct VerifyCase::Buffers {
+  DeviceBuffer a, b, scales, out;
+};
+
+VerifyCase::VerifyCase(const Problem& p, uint64_t seed) : problem_(p), buffers_(std::make_unique<Buffers>()) {
   const HostInputs in = random_inputs(p, seed);
-  const Reference ref = reference_gemm(p, in);
-  const size_t out_elems = size_t(p.batch * p.m * p.n);
-  DeviceBuffer a(in.a.size()), b(in.b.size()), scales(2 * sizeof(float)), out(out_elems * 2);
-  a.upload(in.a.data(), in.a.size());
-  b.upload(in.b.data(), in.b.size());
+  reference_ = reference_gemm(p, in);
+  Buffers& d = *buffers_;
+  d.a = DeviceBuffer(in.a.size());
+  d.b = DeviceBuffer(in.b.size());
+  d.scales = DeviceBuffer(2 * sizeof(float));
+  d.out = DeviceBuffer(size_t(p.batch * p.m * p.n) * dtype_bytes(p.out_type));
+  d.a.upload(in.a.data(), in.a.size());
+  d.b.upload(in.b.data(), in.b.size());
   const float s[2] = {in.a_scale, in.b_scale};
-  scales.upload(s, sizeof s);
-  FP8GEMM_CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), stream));
-  GemmArgs args{a.get(), b.get(), scales.as<float>(), scales.as<float>() + 1, out.get()};
-  ctx.run_tactic(p, t, args, stream);
+  d.scales.upload(s, sizeof s);
+}
+
+VerifyCase::~VerifyCase() = default;
+
+CheckResult VerifyCase::run(Context& ctx, const Tactic& t, cudaStream_t stream) {
+  Buffers& d = *buffers_;
+  // All-ones bytes are NaN in bf16 and fp16: an element the kernel does not write fails.
+  FP8GEMM_CUDA_CHECK(cudaMemsetAsync(d.out.get(), 0xFF, d.out.bytes(), stream));
+  GemmArgs args{d.a.get(), d.b.get(), d.scales.as<float>(), d.scales.as<float>() + 1, d.out.get()};
+  ctx.run_tactic(problem_, t, args, stream);
   FP8GEMM_CUDA_CHECK(cudaGetLastError());
   FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  std::vector<uint16_t> host(out_elems);
-  out.download(host.data(), out.bytes());
-  return check_output(p, host, ref, Tolerance::for_problem(p, tactic_uses_fast_accum(t)));
+  std::vector<uint16_t> host(d.out.bytes() / 2);
+  d.out.download(host.data(), d.out.bytes());
+  return check_output(problem_, host, reference_, Tolerance::for_problem(problem_, tactic_uses_fast_accum(t)));
+}
+
+CheckResult verify_tactic(Context& ctx, const Problem& p, const Tactic& t, uint64_t seed, cudaStream_t stream) {
+  return VerifyCase(p, seed).run(ctx, t, stream);
 }
 
 }  // namespace fp8gemm

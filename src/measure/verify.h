@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "core/reference.h"
 #include "fp8gemm/context.h"
@@ -15,7 +16,24 @@ namespace fp8gemm {
 // other tactic is held to the (looser) fast-accumulation bound.
 bool tactic_uses_fast_accum(const Tactic& t);
 
-// Synchronizes `stream`. Throws Error on CUDA failures (which are then reported as FAIL).
+// One problem's random inputs, float64 reference and device buffers, reused for every tactic
+// checked on it (the reference is the expensive part).
+class VerifyCase {
+ public:
+  VerifyCase(const Problem& p, uint64_t seed);
+  ~VerifyCase();
+  const Problem& problem() const { return problem_; }
+  // Poisons out, runs `t`, synchronizes `stream`, compares. Throws Error on CUDA failures.
+  CheckResult run(Context& ctx, const Tactic& t, cudaStream_t stream = nullptr);
+
+ private:
+  struct Buffers;
+  Problem problem_;
+  Reference reference_;
+  std::unique_ptr<Buffers> buffers_;
+};
+
+// VerifyCase(p, seed).run(ctx, t, stream).
 CheckResult verify_tactic(Context& ctx, const Problem& p, const Tactic& t, uint64_t seed,
                           cudaStream_t stream = nullptr);
 

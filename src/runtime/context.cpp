@@ -6,7 +6,9 @@
 #include <unordered_map>
 
 #include "core/cuda_check.h"
+#if FP8GEMM_HAVE_TUNER
 #include "fp8gemm/tune.h"
+#endif
 #include "runtime/registry.h"
 
 namespace fp8gemm {
@@ -170,7 +172,9 @@ Context& default_context(int device) {
     ContextOptions o;
     o.device = device;
     slot = std::make_unique<Context>(o);
+#if FP8GEMM_HAVE_TUNER
     install_autotuner(*slot);  // tuned cache (FP8GEMM_CACHE), per-arch default table, lazy tuning
+#endif
   }
   return *slot;
 }

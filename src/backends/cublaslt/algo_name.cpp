@@ -18,6 +18,12 @@ struct EnumName {
 };
 #include "cublaslt_enum_names.inc"
 
+uint64_t parse_uint(std::string_view field, std::string_view s) {
+  FP8GEMM_REQUIRE(!s.empty() && s.size() <= 10 && s.find_first_not_of("0123456789") == std::string_view::npos,
+                  kInvalidArgument, "cublaslt tactic: ", field, " must be a non-negative integer, got '", s, "'");
+  return std::stoull(std::string(s));
+}
+
 template <size_t N>
 std::string enum_to_name(const EnumName (&table)[N], uint32_t v) {
   for (const EnumName& e : table)
@@ -27,16 +33,10 @@ std::string enum_to_name(const EnumName (&table)[N], uint32_t v) {
 
 template <size_t N>
 uint32_t name_to_enum(const EnumName (&table)[N], std::string_view field, std::string_view s) {
-  if (!s.empty() && s[0] == '#') return uint32_t(std::stoul(std::string(s.substr(1))));
+  if (!s.empty() && s[0] == '#') return uint32_t(parse_uint(field, s.substr(1)));
   for (const EnumName& e : table)
     if (s == e.name) return e.value;
   FP8GEMM_FAIL(kInvalidArgument, "cublaslt tactic: unknown ", field, " '", s, "'");
-}
-
-uint64_t parse_uint(std::string_view field, std::string_view s) {
-  FP8GEMM_REQUIRE(!s.empty() && s.size() <= 10 && s.find_first_not_of("0123456789") == std::string_view::npos,
-                  kInvalidArgument, "cublaslt tactic: ", field, " must be a non-negative integer, got '", s, "'");
-  return std::stoull(std::string(s));
 }
 
 template <typename T>
@@ -81,7 +81,7 @@ AlgoConfig parse_config(std::string_view config) {
   size_t pos = 0;
   for (const char* field : kFields) {
     const std::string prefix = std::string(field) + "=";
-    FP8GEMM_REQUIRE(config.substr(pos, prefix.size()) == prefix, kInvalidArgument,
+    FP8GEMM_REQUIRE(pos <= config.size() && config.substr(pos, prefix.size()) == prefix, kInvalidArgument,
                     "cublaslt tactic '", config, "': expected '", prefix, "' at position ", pos);
     pos += prefix.size();
     size_t end = config.find(',', pos);

@@ -1,0 +1,158 @@
+// Every validation rule of DESIGN.md "Semantics", table-driven, with a fake pointer inspector so
+// it runs without a GPU. Each case checks the error kind and that the message names the argument.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "core/validate.h"
+
+namespace fp8gemm {
+namespace {
+
+// Fake address space: [0x10000000, 0x20000000) is GPU 0, [0x20000000, 0x30000000) GPU 1,
+// [0x30000000, 0x40000000) pinned host, anything else unregistered host memory.
+PointerInfo fake_inspect(const void* ptr) {
+  const auto a = reinterpret_cast<uintptr_t>(ptr);
+  if (a >= 0x10000000 && a < 0x20000000) return {PointerInfo::Kind::kDevice, 0};
+  if (a >= 0x20000000 && a < 0x30000000) return {PointerInfo::Kind::kDevice, 1};
+  if (a >= 0x30000000 && a < 0x40000000) return {PointerInfo::Kind::kHost, 0};
+  return {PointerInfo::Kind::kUnregistered, -1};
+}
+
+DeviceInfo h200() {
+  DeviceInfo d;
+  d.device = 0;
+  d.name = "NVIDIA H200";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 132;
+  return d;
+}
+
+const void* at(uintptr_t a) { return reinterpret_cast<const void*>(a); }
+
+BmmFp8Args valid_args() {
+  BmmFp8Args a;
+  a.batch = 2, a.m = 16, a.n = 256, a.k = 512;
+  a.a = at(0x10000000);                       // 2*16*512 = 16 KiB
+  a.b = at(0x10100000);                       // 2*256*512 = 256 KiB
+  a.out = const_cast<void*>(at(0x10200000));  // 2*16*256*2 = 16 KiB
+  a.a_scale = static_cast<const float*>(at(0x10300000));
+  a.b_scale = static_cast<const float*>(at(0x10300004));
+  return a;
+}
+
+struct Case {
+  const char* name;
+  std::function<void(BmmFp8Args&, DeviceInfo&)> mutate;
+  ErrorKind kind;
+  const char* message_part;  // the argument and the rule must both be named
+};
+
+class ValidateTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ValidateTest, RejectsWithClearError) {
+  const Case& c = GetParam();
+  BmmFp8Args args = valid_args();
+  DeviceInfo dev = h200();
+  c.mutate(args, dev);
+  try {
+    validate(args, dev, fake_inspect);
+    FAIL() << c.name << ": no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), c.kind) << e.what();
+    EXPECT_NE(std::string(e.what()).find(c.message_part), std::string::npos)
+        << c.name << ": message '" << e.what() << "' lacks '" << c.message_part << "'";
+  }
+}
+
+const Case kCases[] = {
+    {"negative batch", [](BmmFp8Args& a, DeviceInfo&) { a.batch = -1; }, ErrorKind::kInvalidArgument, "batch must be >= 0"},
+    {"negative m", [](BmmFp8Args& a, DeviceInfo&) { a.m = -3; }, ErrorKind::kInvalidArgument, "m must be >= 0"},
+    {"zero n", [](BmmFp8Args& a, DeviceInfo&) { a.n = 0; }, ErrorKind::kInvalidArgument, "n must be positive"},
+    {"negative k", [](BmmFp8Args& a, DeviceInfo&) { a.k = -16; }, ErrorKind::kInvalidArgument, "k must be positive"},
+    {"k not multiple of 16", [](BmmFp8Args& a, DeviceInfo&) { a.k = 520; }, ErrorKind::kInvalidArgument, "k must be a multiple of 16"},
+    {"n not multiple of 16", [](BmmFp8Args& a, DeviceInfo&) { a.n = 250; }, ErrorKind::kInvalidArgument, "n must be a multiple of 16"},
+    {"e5m2 x e5m2", [](BmmFp8Args& a, DeviceInfo&) { a.a_type = a.b_type = DType::kE5M2; }, ErrorKind::kInvalidArgument, "e5m2 x e5m2 is not supported"},
+    {"a not fp8", [](BmmFp8Args& a, DeviceInfo&) { a.a_type = DType::kBF16; }, ErrorKind::kInvalidArgument, "a_type must be e4m3 or e5m2"},
+    {"b not fp8", [](BmmFp8Args& a, DeviceInfo&) { a.b_type = DType::kFP16; }, ErrorKind::kInvalidArgument, "b_type must be e4m3 or e5m2"},
+    {"out fp8", [](BmmFp8Args& a, DeviceInfo&) { a.out_type = DType::kE4M3; }, ErrorKind::kInvalidArgument, "out_type must be bf16 or fp16"},
+    {"null a", [](BmmFp8Args& a, DeviceInfo&) { a.a = nullptr; }, ErrorKind::kInvalidArgument, "a is null"},
+    {"null b", [](BmmFp8Args& a, DeviceInfo&) { a.b = nullptr; }, ErrorKind::kInvalidArgument, "b is null"},
+    {"null out", [](BmmFp8Args& a, DeviceInfo&) { a.out = nullptr; }, ErrorKind::kInvalidArgument, "out is null"},
+    {"null a_scale", [](BmmFp8Args& a, DeviceInfo&) { a.a_scale = nullptr; }, ErrorKind::kInvalidArgument, "a_scale is null"},
+    {"null b_scale", [](BmmFp8Args& a, DeviceInfo&) { a.b_scale = nullptr; }, ErrorKind::kInvalidArgument, "b_scale is null"},
+    {"a in host memory", [](BmmFp8Args& a, DeviceInfo&) { a.a = at(0x50000000); }, ErrorKind::kInvalidArgument, "a points to unregistered host memory"},
+    {"b in pinned host memory", [](BmmFp8Args& a, DeviceInfo&) { a.b = at(0x30000000); }, ErrorKind::kInvalidArgument, "b points to pinned host memory"},
+    {"scale in host memory", [](BmmFp8Args& a, DeviceInfo&) { a.b_scale = static_cast<const float*>(at(0x50000004)); }, ErrorKind::kInvalidArgument, "b_scale points to unregistered host memory"},
+    {"out on another GPU", [](BmmFp8Args& a, DeviceInfo&) { a.out = const_cast<void*>(at(0x20000000)); }, ErrorKind::kInvalidArgument, "out is memory of GPU 1"},
+    {"a misaligned", [](BmmFp8Args& a, DeviceInfo&) { a.a = at(0x10000008); }, ErrorKind::kInvalidArgument, "a must be 16-byte aligned"},
+    {"b misaligned", [](BmmFp8Args& a, DeviceInfo&) { a.b = at(0x10100004); }, ErrorKind::kInvalidArgument, "b must be 16-byte aligned"},
+    {"out misaligned", [](BmmFp8Args& a, DeviceInfo&) { a.out = const_cast<void*>(at(0x10200002)); }, ErrorKind::kInvalidArgument, "out must be 16-byte aligned"},
+    {"scale misaligned", [](BmmFp8Args& a, DeviceInfo&) { a.a_scale = static_cast<const float*>(at(0x10300002)); }, ErrorKind::kInvalidArgument, "a_scale must be 4-byte aligned"},
+    {"out overlaps a", [](BmmFp8Args& a, DeviceInfo&) { a.out = const_cast<void*>(at(0x10000010)); }, ErrorKind::kInvalidArgument, "out overlaps a"},
+    {"out overlaps b", [](BmmFp8Args& a, DeviceInfo&) { a.out = const_cast<void*>(at(0x10100000 + 0x100)); }, ErrorKind::kInvalidArgument, "out overlaps b"},
+    {"out overlaps a scale", [](BmmFp8Args& a, DeviceInfo&) { a.a_scale = static_cast<const float*>(at(0x10200010)); }, ErrorKind::kInvalidArgument, "out overlaps a_scale or b_scale"},
+    {"m*k overflows int32", [](BmmFp8Args& a, DeviceInfo&) { a.m = 1 << 20; a.k = 1 << 12; }, ErrorKind::kInvalidArgument, "m*k (batch stride of A)"},
+    {"n*k overflows int32", [](BmmFp8Args& a, DeviceInfo&) { a.n = 1 << 16; a.k = 1 << 16; }, ErrorKind::kInvalidArgument, "n*k (batch stride of B)"},
+    {"m*n overflows int32", [](BmmFp8Args& a, DeviceInfo&) { a.m = 1 << 17; a.n = 1 << 15; a.k = 16; }, ErrorKind::kInvalidArgument, "m*n (batch stride of out)"},
+    {"m above int32", [](BmmFp8Args& a, DeviceInfo&) { a.m = int64_t(1) << 32; }, ErrorKind::kInvalidArgument, "m = 4294967296 exceeds 2^31-1"},
+    {"batch above int32", [](BmmFp8Args& a, DeviceInfo&) { a.batch = int64_t(1) << 31; }, ErrorKind::kInvalidArgument, "batch = 2147483648 exceeds 2^31-1"},
+    {"compute capability 8.0", [](BmmFp8Args&, DeviceInfo& d) { d.cc_major = 8; d.cc_minor = 0; d.name = "A100"; }, ErrorKind::kUnsupported, "compute capability 8.0: FP8 GEMMs need 8.9 or newer"},
+};
+
+INSTANTIATE_TEST_SUITE_P(EveryRule, ValidateTest, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           std::string s = info.param.name;
+                           for (char& ch : s)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return s;
+                         });
+
+TEST(Validate, AcceptsValidArgsAndReportsProblem) {
+  const Problem p = validate(valid_args(), h200(), fake_inspect);
+  EXPECT_EQ(p.batch, 2);
+  EXPECT_EQ(p.m, 16);
+  EXPECT_EQ(p.n, 256);
+  EXPECT_EQ(p.k, 512);
+  EXPECT_EQ(p.alignment, 16);
+}
+
+TEST(Validate, AcceptsEveryAllowedTypeCombination) {
+  for (DType a : {DType::kE4M3, DType::kE5M2})
+    for (DType b : {DType::kE4M3, DType::kE5M2})
+      for (DType o : {DType::kBF16, DType::kFP16}) {
+        if (a == DType::kE5M2 && b == DType::kE5M2) continue;
+        BmmFp8Args args = valid_args();
+        args.a_type = a, args.b_type = b, args.out_type = o;
+        EXPECT_NO_THROW(validate(args, h200(), fake_inspect)) << to_string(a) << "x" << to_string(b);
+      }
+}
+
+TEST(Validate, EmptyProblemsAreValidNoOpsEvenWithNullPointers) {
+  for (auto [batch, m] : {std::pair<int64_t, int64_t>{0, 16}, {2, 0}, {0, 0}}) {
+    BmmFp8Args args;
+    args.batch = batch, args.m = m, args.n = 256, args.k = 512;
+    const Problem p = validate(args, h200(), fake_inspect);
+    EXPECT_TRUE(p.empty());
+  }
+}
+
+TEST(Validate, EmptyProblemStillChecksTypesAndDims) {
+  BmmFp8Args args;
+  args.batch = 0, args.m = 0, args.n = 100, args.k = 512;
+  EXPECT_THROW(validate(args, h200(), fake_inspect), Error);
+  args.n = 256;
+  args.a_type = args.b_type = DType::kE5M2;
+  EXPECT_THROW(validate(args, h200(), fake_inspect), Error);
+}
+
+TEST(Validate, AdjacentButNotOverlappingBuffersPass) {
+  BmmFp8Args args = valid_args();
+  args.out = const_cast<void*>(at(0x10000000 + 2 * 16 * 512));  // right after A
+  EXPECT_NO_THROW(validate(args, h200(), fake_inspect));
+}
+
+}  // namespace
+}  // namespace fp8gemm
