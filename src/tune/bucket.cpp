@@ -1,0 +1,70 @@
+#include "tune/bucket.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace fp8gemm {
+
+const std::vector<int64_t>& m_bucket_edges() {
+  // Dense at small M, where the best kernel changes quickly (tile height, split-K, swap A/B),
+  // about x1.5 apart above 16 so that wave quantization inside a bucket stays small.
+  static const std::vector<int64_t> edges = {1,    2,    4,    8,    16,   24,   32,    48,   64,
+                                             96,   128,  192,  256,  384,  512,  768,   1024, 1536,
+                                             2048, 3072, 4096, 6144, 8192, 12288, 16384};
+  return edges;
+}
+
+int64_t m_bucket(int64_t m) {
+  if (m <= 1) return 1;
+  const auto& edges = m_bucket_edges();
+  auto it = std::lower_bound(edges.begin(), edges.end(), m);
+  if (it != edges.end()) return *it;
+  int64_t edge = edges.back();
+  while (edge < m) edge *= 2;  // beyond the table: powers of two
+  return edge;
+}
+
+namespace tuning {
+
+int alignment_class(int alignment) {
+  for (int c : {16, 8, 4, 2})
+    if (alignment >= c && alignment % c == 0) return c;
+  return 1;
+}
+
+TuneKey key_of(const Problem& p) {
+  TuneKey k;
+  k.a_type = p.a_type;
+  k.b_type = p.b_type;
+  k.out_type = p.out_type;
+  k.batch = p.batch;
+  k.m_bucket = m_bucket(p.m);
+  k.n = p.n;
+  k.k = p.k;
+  k.alignment = alignment_class(p.alignment);
+  return k;
+}
+
+std::string TuneKey::to_string() const {
+  std::ostringstream os;
+  os << op << ' ' << fp8gemm::to_string(a_type) << 'x' << fp8gemm::to_string(b_type) << "->"
+     << fp8gemm::to_string(out_type) << " b=" << batch << " m<=" << m_bucket << " n=" << n
+     << " k=" << k << " align=" << alignment;
+  return os.str();
+}
+
+Problem TuneKey::representative() const {
+  Problem p;
+  p.batch = batch;
+  p.m = m_bucket;
+  p.n = n;
+  p.k = k;
+  p.a_type = a_type;
+  p.b_type = b_type;
+  p.out_type = out_type;
+  p.alignment = alignment;
+  return p;
+}
+
+}  // namespace tuning
+}  // namespace fp8gemm

@@ -1,0 +1,33 @@
+// Tuning keys: what a tuned choice is stored under and looked up by (DESIGN.md "Measuring").
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "fp8gemm/tune.h"
+#include "fp8gemm/types.h"
+
+namespace fp8gemm::tuning {
+
+// (op, dtypes, out dtype, batch, M bucket, N, K, alignment class). Every field, so permuted
+// (m, n, k) never collide.
+struct TuneKey {
+  std::string op = "bmm_fp8";
+  DType a_type = DType::kE4M3, b_type = DType::kE4M3, out_type = DType::kBF16;
+  int64_t batch = 1, m_bucket = 1, n = 0, k = 0;
+  int alignment = 16;
+
+  // "bmm_fp8 e4m3xe4m3->bf16 b=1 m<=16 n=6144 k=4096 align=16": the cache entry's identity.
+  std::string to_string() const;
+  // The problem a key is tuned on: M = the bucket's upper edge.
+  Problem representative() const;
+  bool operator<(const TuneKey& o) const { return to_string() < o.to_string(); }
+  bool operator==(const TuneKey& o) const { return to_string() == o.to_string(); }
+};
+
+TuneKey key_of(const Problem& p);
+
+// Alignment classes: 16, 8, 4, 2, 1 bytes (Problem::alignment is already capped at 16).
+int alignment_class(int alignment);
+
+}  // namespace fp8gemm::tuning

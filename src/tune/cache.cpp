@@ -1,0 +1,76 @@
+#include "tune/cache.h"
+
+#include <sstream>
+
+#include "fp8gemm/version.h"
+
+namespace fp8gemm::tuning {
+
+Validators Validators::of(const DeviceInfo& d) {
+  Validators v;
+  v.library_version = FP8GEMM_VERSION_STRING;
+  v.gpu_name = d.name;
+  v.sm_count = d.sm_count;
+  v.compute_capability = d.compute_capability();
+  v.driver_version = d.driver_version;
+  v.runtime_version = d.runtime_version;
+  v.cublaslt_version = d.cublaslt_version;
+  return v;
+}
+
+std::string Validators::mismatch(const Validators& f) const {
+  std::ostringstream os;
+  auto check = [&](const char* what, const auto& mine, const auto& theirs) {
+    if (os.tellp() == 0 && !(mine == theirs))
+      os << what << " is " << theirs << " in the file but " << mine << " here";
+  };
+  check("format version", format_version, f.format_version);
+  check("library version", library_version, f.library_version);
+  check("GPU", gpu_name, f.gpu_name);
+  check("SM count", sm_count, f.sm_count);
+  check("compute capability", compute_capability, f.compute_capability);
+  check("driver version", driver_version, f.driver_version);
+  check("CUDA runtime version", runtime_version, f.runtime_version);
+  check("cuBLASLt version", cublaslt_version, f.cublaslt_version);
+  return os.str();
+}
+
+std::optional<CacheEntry> TuneCache::find(const TuneKey& key) const {
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(key.to_string());
+  if (it == entries_.end()) return std::nullopt;
+  return it->second;
+}
+
+void TuneCache::put(const CacheEntry& e) {
+  std::lock_guard lock(mutex_);
+  entries_[e.key.to_string()] = e;
+}
+
+void TuneCache::merge(const std::vector<CacheEntry>& entries, bool overwrite) {
+  std::lock_guard lock(mutex_);
+  for (const CacheEntry& e : entries) {
+    auto [it, inserted] = entries_.emplace(e.key.to_string(), e);
+    if (!inserted && overwrite) it->second = e;
+  }
+}
+
+void TuneCache::replace(const std::vector<CacheEntry>& entries) {
+  std::lock_guard lock(mutex_);
+  entries_.clear();
+  for (const CacheEntry& e : entries) entries_[e.key.to_string()] = e;
+}
+
+std::vector<CacheEntry> TuneCache::entries() const {
+  std::lock_guard lock(mutex_);
+  std::vector<CacheEntry> out;
+  for (auto& [k, e] : entries_) out.push_back(e);
+  return out;
+}
+
+size_t TuneCache::size() const {
+  std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+}  // namespace fp8gemm::tuning

@@ -1,0 +1,74 @@
+// The tuned cache: entries keyed by TuneKey holding canonical tactic names, in memory
+// (thread-safe) and on disk (JSON with validators, atomic replace, merge under flock).
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fp8gemm/device.h"
+#include "tune/bucket.h"
+
+namespace fp8gemm::tuning {
+
+struct CacheEntry {
+  TuneKey key;
+  std::string tactic;          // canonical name of the choice
+  double us = 0;               // its full-round median when tuned
+  std::string default_tactic;  // what it was measured against
+  double default_us = 0;
+};
+
+// What a cache file must match to be trusted (PyTorch TunableOp's validators).
+struct Validators {
+  static constexpr int kFormatVersion = 1;
+  int format_version = kFormatVersion;
+  std::string library_version;
+  std::string gpu_name;
+  int sm_count = 0;
+  int compute_capability = 0;
+  int driver_version = 0;
+  int runtime_version = 0;
+  size_t cublaslt_version = 0;
+
+  static Validators of(const DeviceInfo& device);  // library_version = FP8GEMM_VERSION_STRING
+  // "" when `file` matches *this; else which validator differs, both values.
+  std::string mismatch(const Validators& file) const;
+};
+
+class TuneCache {
+ public:
+  std::optional<CacheEntry> find(const TuneKey& key) const;
+  void put(const CacheEntry& e);
+  // Adds entries; on a key present in both, `overwrite` decides whose entry stays.
+  void merge(const std::vector<CacheEntry>& entries, bool overwrite);
+  void replace(const std::vector<CacheEntry>& entries);
+  std::vector<CacheEntry> entries() const;
+  size_t size() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, CacheEntry> entries_;  // by TuneKey::to_string()
+};
+
+// Reading never throws: a file that is missing, unreadable, corrupt, truncated, of another
+// format, library version or GPU yields ok = false and `problem` saying which.
+struct CacheFile {
+  bool ok = false;
+  bool missing = false;  // no such file: not a problem worth a warning
+  std::string problem;
+  std::vector<CacheEntry> entries;
+};
+CacheFile read_cache_file(const std::string& path, const Validators& expected);
+
+// Writes `entries` merged with the file's valid entries (ours win on the same key), holding an
+// exclusive flock on "<path>.lock" while reading and replacing, through a temp file in the same
+// directory and rename(2): readers see the old or the new file, never a partial one, and
+// concurrent writers leave one file holding every entry. Throws Error(kIo) when it cannot write.
+void write_cache_file(const std::string& path, const Validators& validators,
+                      const std::vector<CacheEntry>& entries);
+
+}  // namespace fp8gemm::tuning

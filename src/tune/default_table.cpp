@@ -1,0 +1,25 @@
+#include "tune/default_table.h"
+
+#include "fp8gemm/tune.h"
+
+namespace fp8gemm::tuning {
+
+const std::vector<DefaultRule>& default_rules(int compute_capability) {
+  static const std::vector<DefaultRule> none;
+  // sm_90 only: the table's tactics are sm_90a kernels and H200 timings; another GPU of the same
+  // generation (H100, H20) still runs them, and the choice is checked by can_implement anyway.
+  if (compute_capability == 90) return sm90_default_rules();
+  return none;
+}
+
+std::optional<Tactic> table_choice(const std::vector<DefaultRule>& rules, const Problem& p) {
+  const int64_t bucket = m_bucket(p.m);
+  for (const DefaultRule& r : rules) {
+    if (r.a_type == p.a_type && r.b_type == p.b_type && r.out_type == p.out_type && r.batch == p.batch &&
+        r.n == p.n && r.k == p.k && r.m_lo <= bucket && bucket <= r.m_hi)
+      return Tactic::parse(r.tactic);
+  }
+  return std::nullopt;
+}
+
+}  // namespace fp8gemm::tuning

@@ -1,0 +1,33 @@
+// The default without tuning: a built-in table per architecture of the measured-best tactic per
+// (shape class, M range), generated from H200 measurements by scripts/make_default_table.py.
+// A problem the table does not cover gets nothing here, and the Context then uses cuBLASLt's
+// heuristic (the floor). Never "first backend, tactic 0".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "fp8gemm/types.h"
+
+namespace fp8gemm::tuning {
+
+// Shape class = (a, b, out dtypes, batch, n, k); M range = [m_lo, m_hi] in bucket edges, i.e. a
+// rule covers every M whose m_bucket() lies in the range (the same buckets as the cache).
+struct DefaultRule {
+  DType a_type, b_type, out_type;
+  int64_t batch, n, k;
+  int64_t m_lo, m_hi;
+  const char* tactic;  // canonical tactic name
+};
+
+// The rules of Hopper (sm_90), default_table_sm90.cpp.
+const std::vector<DefaultRule>& sm90_default_rules();
+
+// The rules for a compute capability (major*10 + minor); empty when there is no table.
+const std::vector<DefaultRule>& default_rules(int compute_capability);
+
+// The table's tactic for `p`, if a rule covers it.
+std::optional<Tactic> table_choice(const std::vector<DefaultRule>& rules, const Problem& p);
+
+}  // namespace fp8gemm::tuning

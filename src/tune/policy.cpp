@@ -1,0 +1,248 @@
+#include "tune/policy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "tune/bucket.h"
+
+namespace fp8gemm::tuning {
+
+namespace {
+
+double steady_ms() {
+  using namespace std::chrono;
+  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::string percent(double x) {
+  std::ostringstream os;
+  os.precision(3);
+  os << x * 100 << "%";
+  return os.str();
+}
+
+std::string us(double x) {
+  std::ostringstream os;
+  os.precision(4);
+  os << x << " us";
+  return os.str();
+}
+
+bool allowed(const std::string& backend, const std::vector<std::string>& only) {
+  return only.empty() || std::find(only.begin(), only.end(), backend) != only.end();
+}
+
+// Calls per graph replay the GPU timer is expected to use (DESIGN: >= 20 short calls, >= 3
+// once a replay lasts ~1 ms); only for budgeting.
+int expected_calls(double call_us) { return int(std::clamp(std::ceil(1000.0 / call_us), 3.0, 20.0)); }
+
+}  // namespace
+
+PolicyOptions policy_options(const TuneOptions& o) {
+  PolicyOptions p;
+  p.key_budget_ms = o.key_budget_ms;
+  p.min_gain = o.min_gain;
+  p.noise_factor = o.noise_factor;
+  p.output_tolerance = o.output_tolerance;
+  p.backends = o.backends;
+  return p;
+}
+
+Candidates gather_candidates(const Problem& p, const std::vector<Backend*>& backends,
+                             const Tactic& default_tactic, const std::vector<std::string>& only) {
+  Candidates c;
+  c.tactics.push_back(default_tactic);
+  std::set<std::string> seen{default_tactic.name()};
+  for (Backend* b : backends) {
+    std::string name;
+    try {
+      name = b->name();
+      if (!allowed(name, only)) continue;
+      const Verdict v = b->available();
+      if (!v.ok) {
+        c.excluded_backends.push_back(name + ": not available: " + v.reason);
+        continue;
+      }
+      // Listing may throw anything (FlashInfer fault 4: cuDNN with two libcudart copies);
+      // the backend is then excluded for this problem and tuning carries on.
+      for (Tactic& t : b->tactics(p))
+        if (seen.insert(t.name()).second) c.tactics.push_back(std::move(t));
+    } catch (const std::exception& e) {
+      c.excluded_backends.push_back((name.empty() ? "?" : name) + ": listing tactics failed: " + e.what());
+    } catch (...) {
+      c.excluded_backends.push_back((name.empty() ? "?" : name) + ": listing tactics failed (unknown exception)");
+    }
+  }
+  return c;
+}
+
+double estimate_call_us(const Problem& p) {
+  // Deliberately optimistic about neither: ~3 TB/s and ~1000 TFLOP/s are below H200 ceilings
+  // (4.5 TB/s, ~1430 TFLOP/s measured), so budgets err on the side of measuring less.
+  const double bytes_s = p.min_bytes() / 3.0e12;
+  const double flops_s = p.flops() / 1.0e15;
+  return std::max(bytes_s, flops_s) * 1e6 + 4.0;
+}
+
+RoundPlan plan_rounds(const Problem& p, size_t n_candidates, const PolicyOptions& o) {
+  RoundPlan plan;
+  plan.rounds = o.rounds;
+  const double t = estimate_call_us(p);
+  const double budget_us = o.key_budget_ms * 1e3;
+
+  // Short round: one warm-up and one timed replay of a few calls; enough to drop the clearly
+  // slower (> prune_ratio x best). It may take ~40% of the budget.
+  const int short_calls = int(std::clamp(std::ceil(200.0 / t), 1.0, 20.0));
+  plan.rounds.short_round = MeasureOptions{short_calls, 1, 1};
+  const double short_cost = 2.0 * short_calls * t;
+  const size_t fit = size_t(std::max(2.0, std::floor(0.4 * budget_us / short_cost)));
+  plan.keep = std::min(n_candidates, fit);
+
+  // Full round: the reference twice plus the finalists, median of 7 replays (5 when tight,
+  // never fewer: DESIGN "median of >= 5 replays").
+  const double left_us = std::max(0.0, budget_us - short_cost * double(plan.keep));
+  const int calls = expected_calls(t);
+  for (int replays : {7, 5}) {
+    const double per = double(replays + 1) * calls * t;
+    const int finalists = int(std::floor(left_us / per)) - 2;
+    plan.rounds.full_round = MeasureOptions{0, replays, 1};
+    if (finalists >= 1) {
+      plan.rounds.max_finalists = std::min(o.rounds.max_finalists, finalists);
+      return plan;
+    }
+  }
+  plan.rounds.max_finalists = 1;  // over budget: still compare the best challenger, at minimum cost
+  return plan;
+}
+
+std::vector<Tactic> trim_candidates(const std::vector<Tactic>& tactics, size_t keep) {
+  if (tactics.size() <= keep) return tactics;
+  std::vector<std::string> order;  // backends in first-seen order
+  std::map<std::string, std::vector<const Tactic*>> by_backend;
+  for (size_t i = 1; i < tactics.size(); ++i) {
+    auto& list = by_backend[tactics[i].backend];
+    if (list.empty()) order.push_back(tactics[i].backend);
+    list.push_back(&tactics[i]);
+  }
+  std::vector<Tactic> out{tactics[0]};
+  for (size_t rank = 0; out.size() < keep; ++rank)
+    for (const std::string& b : order)
+      if (rank < by_backend[b].size() && out.size() < keep) out.push_back(*by_backend[b][rank]);
+  return out;
+}
+
+Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
+                const Tactic& default_tactic, const Tactic& floor_tactic, Timer& timer,
+                const PolicyOptions& o) {
+  const auto clock = o.clock_ms ? o.clock_ms : std::function<double()>(steady_ms);
+  const double start = clock();
+  Decision d;
+  d.problem = problem;
+  d.key = key_of(problem).to_string();
+  d.default_tactic = default_tactic.name();
+  d.floor_tactic = floor_tactic.name();
+  d.choice = d.default_tactic;
+  auto finish = [&](std::string reason) {
+    d.reason = std::move(reason);
+    d.elapsed_ms = clock() - start;
+    return d;
+  };
+
+  Candidates all = gather_candidates(problem, backends, default_tactic, o.backends);
+  d.excluded_backends = all.excluded_backends;
+  if (all.tactics.size() < 2) {
+    d.candidates.push_back({d.default_tactic, "default", 0, -1, "not measured"});
+    return finish("kept the default: no other tactic can run this problem");
+  }
+
+  const RoundPlan plan = plan_rounds(problem, all.tactics.size(), o);
+  const std::vector<Tactic> measured = trim_candidates(all.tactics, plan.keep);
+  std::set<std::string> kept;
+  for (const Tactic& t : measured) kept.insert(t.name());
+
+  RoundResult rr;
+  try {
+    rr = measure_in_rounds(timer, problem, measured, plan.rounds);
+  } catch (const std::exception& e) {
+    d.candidates.push_back({d.default_tactic, "default", 0, -1, "not measured"});
+    return finish(std::string("kept the default: measuring failed: ") + e.what());
+  }
+  d.measured = true;
+  d.noise = rr.noise;
+  d.threshold = std::max(o.min_gain, o.noise_factor * rr.noise);
+  d.default_us = rr.reference.median_us;
+  d.candidates.push_back({d.default_tactic, "default", rr.reference.median_us, 0,
+                          rr.reference.ok ? "" : rr.reference.error});
+  for (const Timing& t : rr.pruned)
+    d.candidates.push_back({t.tactic.name(), t.ok ? "pruned" : "failed", t.median_us, -1, t.error});
+  for (const Tactic& t : all.tactics)
+    if (!kept.count(t.name())) d.candidates.push_back({t.name(), "skipped", 0, -1, "over the key's time budget"});
+
+  if (!rr.reference.ok)
+    return finish("kept the default: it failed to run (" + rr.reference.error +
+                  "), so no challenger's output can be checked against it");
+
+  // Challengers that beat the default by more than the threshold, fastest first; ties keep
+  // candidate order (stable sort), so a tie never depends on timing order.
+  std::vector<const Timing*> faster;
+  for (const Timing& t : rr.finalists)
+    if (t.ok && t.median_us < d.default_us * (1.0 - d.threshold)) faster.push_back(&t);
+  std::stable_sort(faster.begin(), faster.end(),
+                   [](const Timing* x, const Timing* y) { return x->median_us < y->median_us; });
+
+  std::map<std::string, double> diffs;
+  if (!faster.empty()) {
+    std::vector<Tactic> to_compare;
+    for (const Timing* t : faster) to_compare.push_back(t->tactic);
+    try {
+      const std::vector<double> r = timer.compare_outputs(problem, default_tactic, to_compare);
+      for (size_t i = 0; i < to_compare.size() && i < r.size(); ++i) diffs[to_compare[i].name()] = r[i];
+    } catch (const std::exception& e) {
+      for (const Tactic& t : to_compare) diffs[t.name()] = INFINITY;
+    }
+  }
+
+  const Timing* winner = nullptr;
+  for (const Timing* t : faster) {
+    const double diff = diffs.count(t->tactic.name()) ? diffs[t->tactic.name()] : INFINITY;
+    if (diff <= o.output_tolerance) {  // NaN fails this comparison too
+      winner = t;
+      break;
+    }
+  }
+  for (const Timing& t : rr.finalists) {
+    auto it = diffs.find(t.tactic.name());
+    const double diff = it == diffs.end() ? -1 : it->second;
+    const bool mismatch = it != diffs.end() && !(diff <= o.output_tolerance);
+    d.candidates.push_back({t.tactic.name(), mismatch ? "mismatch" : "finalist", t.median_us, diff,
+                            mismatch ? "output differs from the default's by " + std::to_string(diff) +
+                                           " (tolerance " + std::to_string(o.output_tolerance) + ")"
+                                     : ""});
+  }
+
+  const std::string rule = "max(" + percent(o.min_gain) + ", " + std::to_string(o.noise_factor).substr(0, 3) +
+                           "x noise " + percent(rr.noise) + ") = " + percent(d.threshold);
+  if (winner) {
+    d.choice = winner->tactic.name();
+    d.choice_us = winner->median_us;
+    return finish(d.choice + " is " + percent(1.0 - winner->median_us / d.default_us) +
+                  " faster than the default (" + us(winner->median_us) + " vs " + us(d.default_us) +
+                  "), beyond " + rule + ", and its output matches the default's");
+  }
+  d.choice_us = d.default_us;
+  if (!faster.empty())
+    return finish("kept the default: every challenger faster by more than " + rule +
+                  " produced a different output");
+  const Timing* best = nullptr;
+  for (const Timing& t : rr.finalists)
+    if (t.ok && (!best || t.median_us < best->median_us)) best = &t;
+  if (!best) return finish("kept the default: no challenger survived the short round");
+  return finish("kept the default: the best challenger " + best->tactic.name() + " (" + us(best->median_us) +
+                ") is not faster by more than " + rule);
+}
+
+}  // namespace fp8gemm::tuning

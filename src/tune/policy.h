@@ -1,0 +1,62 @@
+// The tuning policy for one key: which candidates, how they are measured (rounds, budgets),
+// and the rule that decides (DESIGN.md "Measuring"). Works on Backend* and a Timer only, so
+// every rule is tested on the CPU with fake backends and fake timers.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fp8gemm/backend.h"
+#include "fp8gemm/tune.h"
+#include "measure/rounds.h"
+#include "measure/timer.h"
+
+namespace fp8gemm::tuning {
+
+struct PolicyOptions {
+  double key_budget_ms = 100;
+  double min_gain = 0.015;
+  double noise_factor = 2.0;
+  double output_tolerance = 1.0 / 32;
+  std::vector<std::string> backends;  // challengers only from these (empty: all)
+  RoundOptions rounds;                // prune_ratio, max_finalists, full-round replays
+  std::function<double()> clock_ms;   // wall clock (injectable for tests); empty: steady_clock
+};
+
+PolicyOptions policy_options(const TuneOptions& o);
+
+// Candidates of one problem: the default first, then every tactic of every available backend
+// (allowed by `only`), without repeats. A backend that throws while listing is excluded with
+// its reason ("name: why"); listing carries on with the others.
+struct Candidates {
+  std::vector<Tactic> tactics;
+  std::vector<std::string> excluded_backends;
+};
+Candidates gather_candidates(const Problem& p, const std::vector<Backend*>& backends,
+                             const Tactic& default_tactic, const std::vector<std::string>& only);
+
+// A rough per-call time (us) from a conservative roofline; only used to fit the measurement
+// into the key's budget, never to decide.
+double estimate_call_us(const Problem& p);
+
+// How measure_in_rounds is configured for `p` with `n_candidates` candidates so that the key
+// stays within its budget; `keep` is how many candidates (default included) may be measured.
+struct RoundPlan {
+  RoundOptions rounds;
+  size_t keep = 0;
+};
+RoundPlan plan_rounds(const Problem& p, size_t n_candidates, const PolicyOptions& o);
+
+// The candidates that fit the plan: the default, then the backends' tactics interleaved
+// (each backend's first, then each one's second, ...), since every backend lists its own
+// likeliest tactics first (cuBLASLt: heuristic order).
+std::vector<Tactic> trim_candidates(const std::vector<Tactic>& tactics, size_t keep);
+
+// Measures and decides one key. `problem` is the key's representative problem. Never throws
+// for a failing candidate or backend; a failing timer keeps the default with the reason.
+Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
+                const Tactic& default_tactic, const Tactic& floor_tactic, Timer& timer,
+                const PolicyOptions& options);
+
+}  // namespace fp8gemm::tuning

@@ -1,0 +1,67 @@
+#include "tune/report.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace fp8gemm::tuning {
+
+std::string decisions_to_json(const std::vector<Decision>& decisions, const DeviceInfo& device) {
+  using nlohmann::json;
+  json out = {{"device",
+               {{"name", device.name}, {"sm_count", device.sm_count},
+                {"compute_capability", device.compute_capability()}, {"driver_version", device.driver_version},
+                {"cuda_runtime_version", device.runtime_version}, {"cublaslt_version", device.cublaslt_version}}},
+              {"decisions", json::array()}};
+  for (const Decision& d : decisions) {
+    const Problem& p = d.problem;
+    json cands = json::array();
+    for (const CandidateReport& c : d.candidates)
+      cands.push_back({{"tactic", c.tactic}, {"status", c.status}, {"us", c.time_us},
+                       {"output_diff", c.output_diff}, {"note", c.note}});
+    out["decisions"].push_back({{"key", d.key}, {"m_bucket", p.m}, {"n", p.n}, {"k", p.k},
+                                {"a", to_string(p.a_type)}, {"b", to_string(p.b_type)},
+                                {"out", to_string(p.out_type)}, {"batch", p.batch}, {"alignment", p.alignment},
+                                {"default", d.default_tactic}, {"floor", d.floor_tactic}, {"choice", d.choice},
+                                {"default_us", d.default_us}, {"choice_us", d.choice_us}, {"noise", d.noise},
+                                {"threshold", d.threshold}, {"reason", d.reason}, {"measured", d.measured},
+                                {"elapsed_ms", d.elapsed_ms}, {"candidates", cands},
+                                {"excluded_backends", d.excluded_backends}});
+  }
+  return out.dump(1) + "\n";
+}
+
+std::string explain_text(const Decision& d) {
+  std::ostringstream os;
+  os << "key       " << d.key << "\n"
+     << "default   " << d.default_tactic << (d.default_tactic == d.floor_tactic ? "  (cuBLASLt heuristic)" : "  (default table)") << "\n"
+     << "noise     " << std::fixed << std::setprecision(2) << d.noise * 100 << "%   (default timed twice)\n"
+     << "threshold " << d.threshold * 100 << "%   (a challenger must be faster by more than this)\n\n";
+  std::vector<CandidateReport> rows = d.candidates;
+  std::stable_sort(rows.begin(), rows.end(), [](const CandidateReport& x, const CandidateReport& y) {
+    auto rank = [](const CandidateReport& c) {
+      return c.status == "default" ? 0 : c.status == "finalist" || c.status == "mismatch" ? 1 : c.status == "pruned" ? 2 : 3;
+    };
+    if (rank(x) != rank(y)) return rank(x) < rank(y);
+    return x.time_us < y.time_us;
+  });
+  os << std::setw(11) << "us" << "  " << std::setw(8) << "vs def" << "  " << std::left << std::setw(9) << "status"
+     << "tactic\n" << std::right;
+  for (const CandidateReport& c : rows) {
+    os << std::setw(11) << std::setprecision(3) << c.time_us << "  ";
+    if (c.time_us > 0 && d.default_us > 0)
+      os << std::setw(7) << std::setprecision(3) << c.time_us / d.default_us << "x  ";
+    else
+      os << std::setw(8) << "-" << "  ";
+    os << std::left << std::setw(9) << c.status << c.tactic << std::right;
+    if (c.tactic == d.choice) os << "   <== choice";
+    if (!c.note.empty()) os << "   (" << c.note << ")";
+    os << "\n";
+  }
+  for (const std::string& e : d.excluded_backends) os << "excluded  " << e << "\n";
+  os << "\nchoice    " << d.choice << "\nreason    " << d.reason << "\n";
+  return os.str();
+}
+
+}  // namespace fp8gemm::tuning

@@ -1,0 +1,21 @@
+// Decisions as JSON (`fp8gemm tune --json`, read by scripts/make_default_table.py) and as the
+// text `fp8gemm explain` prints. Kept here so the CLI needs no JSON library of its own.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fp8gemm/device.h"
+#include "fp8gemm/tune.h"
+
+namespace fp8gemm::tuning {
+
+// {"device": {...}, "decisions": [{"key", "m_bucket", "n", "k", "a", "b", "out", "batch",
+//   "alignment", "default", "floor", "choice", "default_us", "choice_us", "noise", "threshold",
+//   "reason", "measured", "elapsed_ms", "candidates": [...], "excluded_backends": [...]}]}
+std::string decisions_to_json(const std::vector<Decision>& decisions, const DeviceInfo& device);
+
+// Every candidate's time and status, the noise floor, the default, the choice and the reason.
+std::string explain_text(const Decision& d);
+
+}  // namespace fp8gemm::tuning

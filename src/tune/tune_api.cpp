@@ -1,0 +1,78 @@
+// include/fp8gemm/tune.h on top of TuningSelector and the GPU GraphTimer.
+#include <cstdlib>
+#include <mutex>
+
+#include "core/cuda_check.h"
+#include "fp8gemm/tune.h"
+#include "measure/graph_timer.h"
+#include "tune/selector.h"
+#include "tune/warnings.h"
+
+namespace fp8gemm {
+
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+tuning::TuningSelector& selector_of(Context& ctx) {
+  install_autotuner(ctx);
+  auto* sel = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
+  FP8GEMM_REQUIRE(sel, kInvalidArgument,
+                  "this Context has a custom selector (set_selector); the tuning API needs the built-in one");
+  return *sel;
+}
+
+}  // namespace
+
+void install_autotuner(Context& ctx) {
+  static std::mutex mutex;
+  std::lock_guard lock(mutex);
+  if (ctx.selector()) return;  // installed already, or the caller chose their own
+  tuning::SelectorConfig c;
+  c.backends = ctx.backends();
+  c.device = ctx.device();
+  c.rules = tuning::default_rules(c.device.compute_capability());
+  c.make_timer = [&ctx]() -> std::unique_ptr<Timer> { return std::make_unique<GraphTimer>(ctx); };
+  c.lazy = env("FP8GEMM_TUNE") == "1";
+  c.cache_path = env("FP8GEMM_CACHE");
+  auto sel = std::make_shared<tuning::TuningSelector>(std::move(c));
+  if (!sel->config().cache_path.empty()) sel->load(sel->config().cache_path);  // never throws for a bad file
+  ctx.set_selector(std::move(sel));
+}
+
+std::vector<Decision> tune(Context& ctx, const std::vector<Problem>& problems, const TuneOptions& options) {
+  tuning::TuningSelector& sel = selector_of(ctx);
+  GraphTimer timer(ctx);
+  return sel.tune(problems, timer, options);
+}
+
+size_t load_cache(Context& ctx, const std::string& path) { return selector_of(ctx).load(path); }
+size_t merge_cache(Context& ctx, const std::string& path) { return selector_of(ctx).merge(path); }
+void save_cache(Context& ctx, const std::string& path) { selector_of(ctx).save(path); }
+void clear_cache(Context& ctx) { selector_of(ctx).cache().replace({}); }
+
+AutotuneScope::AutotuneScope(bool enabled, std::string cache_path, Context* ctx)
+    : ctx_(ctx ? ctx : &default_context()), enabled_(enabled), cache_path_(std::move(cache_path)) {
+  if (!enabled_) return;
+  tuning::TuningSelector& sel = selector_of(*ctx_);
+  if (!cache_path_.empty()) sel.merge(cache_path_);
+  sel.enter_scope();
+}
+
+AutotuneScope::~AutotuneScope() {
+  if (!enabled_) return;
+  try {
+    tuning::TuningSelector& sel = selector_of(*ctx_);
+    sel.exit_scope();
+    if (!cache_path_.empty()) sel.save(cache_path_);
+  } catch (const std::exception& e) {
+    // A destructor must not throw; a cache that cannot be written is worth a warning only.
+    tuning::warn_once("scope-save:" + cache_path_, std::string("AutotuneScope could not save ") + cache_path_ +
+                                                     ": " + e.what());
+  }
+}
+
+}  // namespace fp8gemm

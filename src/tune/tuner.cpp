@@ -1,0 +1,49 @@
+#include "tune/tuner.h"
+
+#include "core/cuda_check.h"
+
+namespace fp8gemm::tuning {
+
+Backend* find_backend(const std::vector<Backend*>& backends, const std::string& name) {
+  for (Backend* b : backends)
+    if (b->name() == name) return b;
+  return nullptr;
+}
+
+Tactic floor_choice(const std::vector<Backend*>& backends, const Problem& p) {
+  std::string reasons;
+  for (Backend* b : backends) {
+    try {
+      const Verdict v = b->available();
+      if (!v.ok) {
+        reasons += "\n  " + b->name() + ": " + v.reason;
+        continue;
+      }
+      return b->default_tactic(p);
+    } catch (const std::exception& e) {
+      reasons += "\n  " + b->name() + ": " + e.what();
+    }
+  }
+  FP8GEMM_FAIL(kUnsupported, "no backend can run ", p, ":", reasons);
+}
+
+std::optional<Tactic> checked_table_choice(const std::vector<Backend*>& backends,
+                                           const std::vector<DefaultRule>& rules, const Problem& p) {
+  try {
+    std::optional<Tactic> t = table_choice(rules, p);
+    if (!t) return std::nullopt;
+    Backend* b = find_backend(backends, t->backend);
+    if (b && b->available() && b->can_implement(p, *t)) return t;
+  } catch (const std::exception&) {
+    // A table tactic this build or this cuBLASLt cannot parse: the floor takes over.
+  }
+  return std::nullopt;
+}
+
+Tactic default_choice(const std::vector<Backend*>& backends, const std::vector<DefaultRule>& rules,
+                      const Problem& p) {
+  if (auto t = checked_table_choice(backends, rules, p)) return *t;
+  return floor_choice(backends, p);
+}
+
+}  // namespace fp8gemm::tuning

@@ -1,0 +1,31 @@
+// The pieces of `auto` that do not depend on the cache: the floor and the default.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "fp8gemm/backend.h"
+#include "measure/timer.h"
+#include "tune/default_table.h"
+
+namespace fp8gemm::tuning {
+
+using TimerFactory = std::function<std::unique_ptr<Timer>()>;
+
+// What the Context runs with no selector: the first available backend (cuBLASLt leads the
+// order) whose own default_tactic() runs `p` (cuBLASLt: its heuristic's first algorithm).
+// Mirrors Context's fallback; never a backend's tactics()[0]. Throws Error(kUnsupported).
+Tactic floor_choice(const std::vector<Backend*>& backends, const Problem& p);
+
+// The default table's tactic when it covers `p` and its backend can run it, else the floor.
+Tactic default_choice(const std::vector<Backend*>& backends, const std::vector<DefaultRule>& rules,
+                      const Problem& p);
+
+// The table's tactic only (nullopt when not covered or its backend cannot run it).
+std::optional<Tactic> checked_table_choice(const std::vector<Backend*>& backends,
+                                           const std::vector<DefaultRule>& rules, const Problem& p);
+
+Backend* find_backend(const std::vector<Backend*>& backends, const std::string& name);
+
+}  // namespace fp8gemm::tuning
