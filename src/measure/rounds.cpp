@@ -12,15 +12,24 @@ namespace {
 
 // Indices (into candidates, reference excluded) of the challengers that go to the full round:
 // those that ran, within prune_ratio x the best short-round time (reference included in "best"),
-// at most max_finalists of them, fastest first; in candidate order for the full round.
+// at most max_finalists of them, fastest first; plus the protected ones that ran; in candidate
+// order for the full round.
 std::vector<size_t> pick_finalists(const std::vector<Timing>& short_round, const RoundOptions& o,
                                    std::vector<Timing>& pruned) {
   double best = INFINITY;
   for (const Timing& t : short_round)
     if (t.ok) best = std::min(best, t.median_us);
 
-  std::vector<size_t> keep;
+  std::vector<size_t> keep, always;
+  const size_t protected_end = size_t(std::max(1, o.protected_candidates));
   for (size_t i = 1; i < short_round.size(); ++i) {
+    if (i < protected_end) {
+      if (short_round[i].ok)
+        always.push_back(i);
+      else
+        pruned.push_back(short_round[i]);
+      continue;
+    }
     const Timing& t = short_round[i];
     if (t.ok && t.median_us <= o.prune_ratio * best)
       keep.push_back(i);
@@ -32,6 +41,7 @@ std::vector<size_t> pick_finalists(const std::vector<Timing>& short_round, const
   const size_t limit = size_t(std::max(0, o.max_finalists));
   for (size_t j = limit; j < keep.size(); ++j) pruned.push_back(short_round[keep[j]]);
   if (keep.size() > limit) keep.resize(limit);
+  keep.insert(keep.end(), always.begin(), always.end());
   std::sort(keep.begin(), keep.end());
   return keep;
 }

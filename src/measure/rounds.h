@@ -11,6 +11,9 @@ namespace fp8gemm {
 struct RoundOptions {
   double prune_ratio = 1.3;  // after the short round, drop candidates slower than this x best
   int max_finalists = 8;     // at most this many go to the full round (plus the reference)
+  // candidates[0, protected_candidates) reach the full round whatever their short-round time
+  // (unless they fail) and do not count towards max_finalists: e.g. `auto` in a benchmark.
+  int protected_candidates = 1;
   MeasureOptions short_round{0, 1, 1};
   MeasureOptions full_round{0, 7, 1};
 };

@@ -217,3 +217,21 @@ TEST(GraphTimerSizing, CallsPerReplay) {
 
 }  // namespace
 }  // namespace fp8gemm
+
+namespace fp8gemm {
+namespace {
+
+TEST(Rounds, ProtectedCandidatesReachFullRoundOutsideTheCap) {
+  FakeTimer timer;
+  timer.true_us = {{"ref", 10}, {"auto", 50}, {"a", 8}, {"b", 8.5}, {"c", 9}, {"broken", 1}};
+  timer.failing = {"broken"};
+  RoundOptions o;
+  o.protected_candidates = 3;  // ref, auto, broken
+  o.max_finalists = 2;
+  RoundResult r = measure_in_rounds(timer, kProblem, {tac("ref"), tac("auto"), tac("broken"), tac("a"), tac("b"), tac("c")}, o);
+  EXPECT_EQ(configs(r.finalists), (std::set<std::string>{"auto", "a", "b"}));
+  EXPECT_EQ(configs(r.pruned), (std::set<std::string>{"broken", "c"}));
+}
+
+}  // namespace
+}  // namespace fp8gemm
