@@ -1,0 +1,254 @@
+#include "measure/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+
+namespace fp8gemm {
+
+double roofline_us(double flops, double bytes) {
+  return 1e6 * std::max(bytes / kRooflineBytesPerSecond, flops / kRooflineFlopsPerSecond);
+}
+
+EntryMetrics metrics_of(const BenchPoint& point, const BenchEntry& entry) {
+  EntryMetrics m;
+  if (!entry.ok || !(entry.us > 0)) return m;
+  const Problem& p = point.problem;
+  m.tflops = p.flops() / entry.us * 1e-6;
+  m.gbps = p.min_bytes() / entry.us * 1e-3;
+  m.roofline_pct = 100.0 * roofline_us(p.flops(), p.min_bytes()) / entry.us;
+  if (!point.entries.empty() && point.entries[0].ok) m.ratio = point.entries[0].us / entry.us;
+  return m;
+}
+
+const std::vector<MRange>& geomean_ranges() {
+  static const std::vector<MRange> r = {
+      {"M<=64", 1, 64}, {"64<M<=256", 65, 256}, {"M>256", 257, INT64_MAX}, {"all", 1, INT64_MAX}};
+  return r;
+}
+
+namespace {
+
+// Entry labels in order of first appearance, the reference (entries[0]) excluded.
+std::vector<std::string> challenger_labels(const std::vector<BenchPoint>& points) {
+  std::vector<std::string> labels;
+  for (const BenchPoint& p : points)
+    for (size_t i = 1; i < p.entries.size(); ++i)
+      if (std::find(labels.begin(), labels.end(), p.entries[i].label) == labels.end())
+        labels.push_back(p.entries[i].label);
+  return labels;
+}
+
+std::vector<std::string> all_labels(const std::vector<BenchPoint>& points) {
+  std::vector<std::string> labels;
+  for (const BenchPoint& p : points)
+    for (const BenchEntry& e : p.entries)
+      if (std::find(labels.begin(), labels.end(), e.label) == labels.end()) labels.push_back(e.label);
+  return labels;
+}
+
+const BenchEntry* find_entry(const BenchPoint& p, const std::string& label) {
+  for (const BenchEntry& e : p.entries)
+    if (e.label == label) return &e;
+  return nullptr;
+}
+
+// The ratio of the fastest ok entry of a point (0 when none).
+double best_ratio(const BenchPoint& p) {
+  double best = 0;
+  for (const BenchEntry& e : p.entries) best = std::max(best, metrics_of(p, e).ratio);
+  return best;
+}
+
+std::string format(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+std::string csv_quote(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char esc[8];
+          std::snprintf(esc, sizeof esc, "\\u%04x", unsigned(static_cast<unsigned char>(c)));
+          out += esc;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// JSON has no NaN or infinity.
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  return format("%.6g", v);
+}
+
+std::string problem_dtypes(const Problem& p) {
+  return std::string(to_string(p.a_type)) + "x" + to_string(p.b_type) + "->" + to_string(p.out_type);
+}
+
+}  // namespace
+
+std::vector<GeomeanRow> geomeans(const std::vector<BenchPoint>& points) {
+  std::vector<std::string> labels = challenger_labels(points);
+  labels.push_back("best");
+  const std::vector<MRange>& ranges = geomean_ranges();
+  std::vector<GeomeanRow> rows;
+  for (const std::string& label : labels) {
+    GeomeanRow row{label, std::vector<double>(ranges.size(), NAN), std::vector<int>(ranges.size(), 0)};
+    std::vector<double> log_sum(ranges.size(), 0);
+    for (const BenchPoint& p : points) {
+      double ratio = 0;
+      if (label == "best") {
+        ratio = best_ratio(p);
+      } else if (const BenchEntry* e = find_entry(p, label)) {
+        ratio = metrics_of(p, *e).ratio;
+      }
+      if (!(ratio > 0)) continue;
+      for (size_t r = 0; r < ranges.size(); ++r)
+        if (p.problem.m >= ranges[r].lo && p.problem.m <= ranges[r].hi) {
+          log_sum[r] += std::log(ratio);
+          ++row.count[r];
+        }
+    }
+    for (size_t r = 0; r < ranges.size(); ++r)
+      if (row.count[r]) row.geomean[r] = std::exp(log_sum[r] / row.count[r]);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+void print_point(std::ostream& os, const BenchPoint& point, bool header) {
+  char line[512];
+  if (header) {
+    std::snprintf(line, sizeof line, "%-28s %6s %6s %6s  %-17s %10s %8s %8s %6s %9s %6s  %s\n", "shape", "M", "N", "K",
+                  "candidate", "us", "TFLOP/s", "GB/s", "%roof", "x default", "noise", "tactic");
+    os << line;
+  }
+  const Problem& p = point.problem;
+  for (size_t i = 0; i < point.entries.size(); ++i) {
+    const BenchEntry& e = point.entries[i];
+    const EntryMetrics m = metrics_of(point, e);
+    const std::string noise = i == 0 ? format("%.1f%%", 100.0 * point.noise) : "";
+    if (i == 0)
+      std::snprintf(line, sizeof line, "%-28s %6lld %6lld %6lld  ", point.shape.c_str(), (long long)p.m,
+                    (long long)p.n, (long long)p.k);
+    else
+      std::snprintf(line, sizeof line, "%-28s %6s %6s %6s  ", "", "", "", "");
+    os << line;
+    if (e.ok)
+      std::snprintf(line, sizeof line, "%-17s %10.2f %8.1f %8.0f %6.1f %9.3f %6s  %s%s%s\n", e.label.c_str(), e.us,
+                    m.tflops, m.gbps, m.roofline_pct, m.ratio, noise.c_str(), e.tactic.c_str(),
+                    e.note.empty() ? "" : "  # ", e.note.c_str());
+    else
+      std::snprintf(line, sizeof line, "%-17s %10s %8s %8s %6s %9s %6s  %s: %s\n", e.label.c_str(), "-", "-", "-",
+                    "-", "-", noise.c_str(), e.tactic.empty() ? "failed" : e.tactic.c_str(), e.note.c_str());
+    os << line;
+  }
+  for (const std::string& note : point.notes) os << "    note: " << note << "\n";
+}
+
+void print_geomeans(std::ostream& os, const std::vector<BenchPoint>& points) {
+  const std::vector<MRange>& ranges = geomean_ranges();
+  char cell[64];
+  os << "geomean of (cublaslt_default us / candidate us), > 1 = faster than the cuBLASLt default\n";
+  std::snprintf(cell, sizeof cell, "%-17s", "candidate");
+  os << cell;
+  for (const MRange& r : ranges) {
+    std::snprintf(cell, sizeof cell, " %16s", r.name.c_str());
+    os << cell;
+  }
+  os << "\n";
+  for (const GeomeanRow& row : geomeans(points)) {
+    std::snprintf(cell, sizeof cell, "%-17s", row.label.c_str());
+    os << cell;
+    for (size_t r = 0; r < ranges.size(); ++r) {
+      if (row.count[r])
+        std::snprintf(cell, sizeof cell, " %9.3f (n=%3d)", row.geomean[r], row.count[r]);
+      else
+        std::snprintf(cell, sizeof cell, " %16s", "-");
+      os << cell;
+    }
+    os << "\n";
+  }
+}
+
+void write_csv(std::ostream& os, const std::vector<BenchPoint>& points) {
+  const std::vector<std::string> labels = all_labels(points);
+  os << "shape,batch,M,N,K,dtypes,noise";
+  for (const std::string& l : labels)
+    os << "," << l << "_us," << l << "_tflops," << l << "_gbps," << l << "_roofline_pct," << l << "_ratio," << l
+       << "_tactic";
+  os << "\n";
+  for (const BenchPoint& p : points) {
+    const Problem& q = p.problem;
+    os << csv_quote(p.shape) << "," << q.batch << "," << q.m << "," << q.n << "," << q.k << "," << problem_dtypes(q)
+       << "," << format("%.4f", p.noise);
+    for (const std::string& l : labels) {
+      const BenchEntry* e = find_entry(p, l);
+      if (!e || !e->ok) {
+        os << ",,,,,," << (e ? csv_quote(e->tactic) : "");
+        continue;
+      }
+      const EntryMetrics m = metrics_of(p, *e);
+      os << "," << format("%.3f", e->us) << "," << format("%.1f", m.tflops) << "," << format("%.0f", m.gbps) << ","
+         << format("%.1f", m.roofline_pct) << "," << format("%.4f", m.ratio) << "," << csv_quote(e->tactic);
+    }
+    os << "\n";
+  }
+}
+
+void write_json(std::ostream& os, const std::vector<BenchPoint>& points) {
+  os << "{\n  \"roofline\": {\"bytes_per_s\": " << json_number(kRooflineBytesPerSecond)
+     << ", \"flops_per_s\": " << json_number(kRooflineFlopsPerSecond) << "},\n  \"points\": [";
+  for (size_t i = 0; i < points.size(); ++i) {
+    const BenchPoint& p = points[i];
+    const Problem& q = p.problem;
+    os << (i ? "," : "") << "\n    {\"shape\": " << json_string(p.shape) << ", \"batch\": " << q.batch
+       << ", \"M\": " << q.m << ", \"N\": " << q.n << ", \"K\": " << q.k
+       << ", \"dtypes\": " << json_string(problem_dtypes(q)) << ", \"noise\": " << json_number(p.noise)
+       << ",\n     \"entries\": [";
+    for (size_t j = 0; j < p.entries.size(); ++j) {
+      const BenchEntry& e = p.entries[j];
+      const EntryMetrics m = metrics_of(p, e);
+      os << (j ? ", " : "") << "\n       {\"label\": " << json_string(e.label) << ", \"ok\": " << (e.ok ? "true" : "false")
+         << ", \"us\": " << json_number(e.us) << ", \"tflops\": " << json_number(m.tflops)
+         << ", \"gbps\": " << json_number(m.gbps) << ", \"roofline_pct\": " << json_number(m.roofline_pct)
+         << ", \"ratio\": " << json_number(m.ratio) << ", \"tactic\": " << json_string(e.tactic)
+         << ", \"note\": " << json_string(e.note) << "}";
+    }
+    os << "],\n     \"timings\": [";
+    for (size_t j = 0; j < p.timings.size(); ++j) {
+      const Timing& t = p.timings[j];
+      os << (j ? ", " : "") << "\n       {\"tactic\": " << json_string(t.tactic.name())
+         << ", \"ok\": " << (t.ok ? "true" : "false") << ", \"median_us\": " << json_number(t.median_us)
+         << ", \"error\": " << json_string(t.error) << ", \"samples_us\": [";
+      for (size_t s = 0; s < t.samples_us.size(); ++s) os << (s ? ", " : "") << json_number(t.samples_us[s]);
+      os << "]}";
+    }
+    os << "],\n     \"notes\": [";
+    for (size_t j = 0; j < p.notes.size(); ++j) os << (j ? ", " : "") << json_string(p.notes[j]);
+    os << "]}";
+  }
+  os << "\n  ]\n}\n";
+}
+
+}  // namespace fp8gemm

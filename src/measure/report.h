@@ -1,0 +1,69 @@
+// What `fp8gemm bench` reports per point, and how: the table (us | TFLOP/s | GB/s | % of
+// roofline | x vs the cuBLASLt default | tactic), geomeans per M range, CSV and JSON.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "fp8gemm/types.h"
+#include "measure/timer.h"
+
+namespace fp8gemm {
+
+// H200 ceilings (DESIGN.md "Performance suite and ceilings").
+constexpr double kRooflineBytesPerSecond = 4.5e12;
+constexpr double kRooflineFlopsPerSecond = 1979e12;
+
+// max(bytes / 4.5 TB/s, flops / 1979 TFLOP/s), in microseconds.
+double roofline_us(double flops, double bytes);
+
+// One column group of a point: "cublaslt_default", "cublaslt_best", "<backend>_best", "auto".
+struct BenchEntry {
+  std::string label;
+  bool ok = false;
+  double us = 0;
+  std::string tactic;  // canonical name of what ran
+  std::string note;    // why not ok, or a remark ("pruned in the short round")
+};
+
+struct BenchPoint {
+  std::string shape;
+  Problem problem;
+  double noise = 0;                 // |t1 - t2| / t1 of the cuBLASLt default timed twice
+  std::vector<BenchEntry> entries;  // entries[0] is the cuBLASLt default: the ratios' reference
+  std::vector<Timing> timings;      // every candidate's timing (finalists: full round; others: short)
+  std::vector<std::string> notes;   // skipped backends, failed verifications, ...
+};
+
+struct EntryMetrics {
+  double tflops = 0, gbps = 0, roofline_pct = 0;
+  double ratio = 0;  // default_us / us: > 1 is faster than the cuBLASLt default; 0 when unknown
+};
+EntryMetrics metrics_of(const BenchPoint& point, const BenchEntry& entry);
+
+// The M ranges geomeans are reported over.
+struct MRange {
+  std::string name;
+  int64_t lo, hi;  // inclusive
+};
+const std::vector<MRange>& geomean_ranges();  // M <= 64, 64 < M <= 256, M > 256, all
+
+struct GeomeanRow {
+  std::string label;  // an entry label, or "best" (the fastest entry of each point)
+  std::vector<double> geomean;  // per geomean_ranges(); NaN when the range has no point
+  std::vector<int> count;
+};
+std::vector<GeomeanRow> geomeans(const std::vector<BenchPoint>& points);
+
+// Human-readable table lines for one point (the header once when `header`).
+void print_point(std::ostream& os, const BenchPoint& point, bool header);
+void print_geomeans(std::ostream& os, const std::vector<BenchPoint>& points);
+
+// One row per point, columns per label (the union over all points; empty when absent).
+void write_csv(std::ostream& os, const std::vector<BenchPoint>& points);
+// Every point with its entries and every candidate's timing (samples included).
+void write_json(std::ostream& os, const std::vector<BenchPoint>& points);
+
+}  // namespace fp8gemm

@@ -1,0 +1,125 @@
+// Bench report: roofline, metrics, geomeans per M range, table, CSV quoting, JSON shape.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "measure/report.h"
+
+namespace fp8gemm {
+namespace {
+
+BenchPoint point(int64_t m, double default_us, double best_us, double auto_us) {
+  BenchPoint p;
+  p.shape = "llama8b.qkv";
+  p.problem.m = m;
+  p.problem.n = 6144;
+  p.problem.k = 4096;
+  p.noise = 0.004;
+  p.entries = {{"cublaslt_default", true, default_us, "cublaslt:algo=66,tile=128x128", ""},
+               {"cublaslt_best", true, best_us, "cublaslt:algo=71,tile=64x128", ""},
+               {"auto", true, auto_us, "cutlass:sm90_x", ""}};
+  Timing t;
+  t.tactic = Tactic{"cublaslt", "algo=66,tile=128x128"};
+  t.ok = true;
+  t.median_us = default_us;
+  t.samples_us = {default_us, default_us};
+  p.timings = {t};
+  return p;
+}
+
+TEST(Report, RooflineIsMaxOfBandwidthAndCompute) {
+  // 4.5e6 bytes at 4.5 TB/s = 1 us; 1979e6 flops at 1979 TFLOP/s = 1 us.
+  EXPECT_DOUBLE_EQ(roofline_us(0, 4.5e6), 1.0);
+  EXPECT_DOUBLE_EQ(roofline_us(2 * 1979e6, 4.5e6), 2.0);
+  EXPECT_DOUBLE_EQ(roofline_us(1979e6, 9e6), 2.0);
+}
+
+TEST(Report, MetricsOfAnEntry) {
+  const BenchPoint p = point(1, 10, 8, 9);
+  const EntryMetrics d = metrics_of(p, p.entries[0]);
+  EXPECT_DOUBLE_EQ(d.ratio, 1.0);
+  EXPECT_NEAR(d.tflops, p.problem.flops() / 10e-6 / 1e12, 1e-9);
+  EXPECT_NEAR(d.gbps, p.problem.min_bytes() / 10e-6 / 1e9, 1e-6);
+  const double roof = roofline_us(p.problem.flops(), p.problem.min_bytes());
+  EXPECT_NEAR(d.roofline_pct, 100 * roof / 10, 1e-9);
+  EXPECT_DOUBLE_EQ(metrics_of(p, p.entries[1]).ratio, 10.0 / 8);
+  BenchEntry failed{"cutlass_best", false, 0, "", "no tactic"};
+  EXPECT_EQ(metrics_of(p, failed).ratio, 0);
+}
+
+TEST(Report, GeomeansPerMRange) {
+  // M=8: best ratio 1.25 (10/8); M=64: 1.0 exactly; M=128: 1.1; M=4096: 0.5 for auto.
+  std::vector<BenchPoint> pts = {point(8, 10, 8, 10), point(64, 10, 10, 10), point(128, 11, 10, 11),
+                                 point(4096, 10, 10, 20)};
+  const std::vector<GeomeanRow> rows = geomeans(pts);
+  ASSERT_EQ(rows.size(), 3u);  // cublaslt_best, auto, best
+  EXPECT_EQ(rows[0].label, "cublaslt_best");
+  EXPECT_EQ(rows[2].label, "best");
+  EXPECT_NEAR(rows[0].geomean[0], std::sqrt(1.25 * 1.0), 1e-12);  // M <= 64
+  EXPECT_EQ(rows[0].count[0], 2);
+  EXPECT_NEAR(rows[0].geomean[1], 1.1, 1e-12);                    // 64 < M <= 256
+  EXPECT_NEAR(rows[1].geomean[2], 0.5, 1e-12);                    // auto, M > 256
+  EXPECT_NEAR(rows[1].geomean[3], std::pow(1.0 * 1.0 * 1.0 * 0.5, 0.25), 1e-12);
+  EXPECT_EQ(rows[2].count[3], 4);
+  // best never below 1: the default itself is an entry.
+  EXPECT_NEAR(rows[2].geomean[2], 1.0, 1e-12);
+}
+
+TEST(Report, EmptyRangeIsNaNWithZeroCount) {
+  const std::vector<GeomeanRow> rows = geomeans({point(1, 10, 9, 10)});
+  EXPECT_EQ(rows[0].count[2], 0);
+  EXPECT_TRUE(std::isnan(rows[0].geomean[2]));
+}
+
+TEST(Report, TableShowsEveryEntryAndTheNoise) {
+  std::ostringstream os;
+  BenchPoint p = point(64, 10, 8, 9);
+  p.entries.push_back({"cutlass_best", false, 0, "", "backend cutlass: no kernel for K % 128"});
+  p.notes.push_back("small_m skipped: unavailable");
+  print_point(os, p, true);
+  const std::string s = os.str();
+  for (const char* want : {"x default", "llama8b.qkv", "cublaslt_default", "cublaslt_best", "1.250", "0.4%",
+                           "cublaslt:algo=71,tile=64x128", "no kernel for K % 128", "small_m skipped"})
+    EXPECT_NE(s.find(want), std::string::npos) << want << "\n" << s;
+  std::ostringstream g;
+  print_geomeans(g, {p});
+  EXPECT_NE(g.str().find("64<M<=256"), std::string::npos) << g.str();
+  EXPECT_NE(g.str().find("1.250"), std::string::npos) << g.str();
+}
+
+TEST(Report, CsvQuotesTacticNamesWithCommas) {
+  std::ostringstream os;
+  write_csv(os, {point(16, 10, 8, 9)});
+  const std::string s = os.str();
+  EXPECT_EQ(s.find("shape,batch,M,N,K,dtypes,noise,cublaslt_default_us"), 0u) << s;
+  EXPECT_NE(s.find("\"cublaslt:algo=66,tile=128x128\""), std::string::npos) << s;
+  EXPECT_NE(s.find("auto_ratio"), std::string::npos);
+  // Header and row have the same number of fields outside quotes.
+  auto fields = [](const std::string& line) {
+    int n = 1;
+    bool quoted = false;
+    for (char c : line) {
+      if (c == '"') quoted = !quoted;
+      n += c == ',' && !quoted;
+    }
+    return n;
+  };
+  const size_t nl = s.find('\n');
+  EXPECT_EQ(fields(s.substr(0, nl)), fields(s.substr(nl + 1, s.find('\n', nl + 1) - nl - 1)));
+}
+
+TEST(Report, JsonHasEntriesTimingsAndNoNaN) {
+  BenchPoint p = point(16, 10, 8, 9);
+  p.entries.push_back({"cutlass_best", false, NAN, "", "quote \" and \\ and \n"});
+  std::ostringstream os;
+  write_json(os, {p});
+  const std::string s = os.str();
+  EXPECT_EQ(s.find("nan"), std::string::npos) << s;
+  EXPECT_NE(s.find("\"samples_us\": [10, 10]"), std::string::npos) << s;
+  EXPECT_NE(s.find("quote \\\" and \\\\ and \\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("\"ratio\": 1.25"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace fp8gemm
