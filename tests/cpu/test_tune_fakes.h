@@ -1,0 +1,111 @@
+// Fakes for the tuner's CPU tests: backends implementing the Backend interface, and a Timer
+// whose timings (per tactic, per position, per sample) the test controls.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fp8gemm/backend.h"
+#include "measure/timer.h"
+
+namespace fp8gemm::testing {
+
+class FakeBackend : public Backend {
+ public:
+  FakeBackend(std::string name, std::vector<std::string> configs, std::string default_config)
+      : name_(std::move(name)), configs_(std::move(configs)), default_(std::move(default_config)) {}
+
+  bool throw_on_list = false;   // FlashInfer fault 4: listing throws
+  bool unavailable = false;
+  std::set<std::string> cannot_implement;  // configs can_implement refuses
+
+  std::string name() const override { return name_; }
+  Verdict available() const override { return unavailable ? Verdict::no("fake: not loaded") : Verdict::yes(); }
+  std::vector<Tactic> tactics(const Problem&) override {
+    if (throw_on_list) throw std::runtime_error("two copies of libcudart are loaded");
+    std::vector<Tactic> out;
+    for (auto& c : configs_) out.push_back({name_, c});
+    return out;
+  }
+  Tactic default_tactic(const Problem&) override { return {name_, default_}; }
+  Verdict can_implement(const Problem&, const Tactic& t) override {
+    if (t.backend != name_) return Verdict::no("not mine");
+    if (cannot_implement.count(t.config)) return Verdict::no("fake: refused");
+    if (std::find(configs_.begin(), configs_.end(), t.config) == configs_.end() && t.config != default_)
+      return Verdict::no("fake: unknown config " + t.config);
+    return Verdict::yes();
+  }
+  size_t workspace_bytes(const Problem&, const Tactic&) override { return 0; }
+  void run(const Problem&, const Tactic&, const GemmArgs&, Workspace, cudaStream_t) override {}
+
+ private:
+  std::string name_;
+  std::vector<std::string> configs_;
+  std::string default_;
+};
+
+// Each tactic (full name) has a true per-call time. Every timing is the median of its samples,
+// as the GPU timer's is; `sample` may distort individual samples (warm first replays, outliers)
+// and `scale_at` the time of a candidate at a position of one measure() call (e.g. the
+// reference's second timing, to create noise). A fake clock advances by the simulated cost.
+class FakeTimer : public Timer {
+ public:
+  std::map<std::string, double> true_us;
+  std::set<std::string> failing;
+  std::map<std::string, double> output_diff;  // default 0
+  // (tactic, replay index, value) -> distorted value
+  std::function<double(const std::string&, int, double)> sample;
+  double reference_repeat_scale = 1.0;  // the last entry of a candidate list that repeats the first
+  double* clock_ms = nullptr;           // advanced by replays * calls * time
+  int measure_calls = 0, compare_calls = 0;
+  std::vector<std::vector<Tactic>> measured;
+  std::vector<std::vector<Tactic>> compared;
+
+  std::vector<Timing> measure(const Problem&, const std::vector<Tactic>& c, const MeasureOptions& o) override {
+    ++measure_calls;
+    measured.push_back(c);
+    std::vector<Timing> out(c.size());
+    const int calls = o.calls_per_replay > 0 ? o.calls_per_replay : 20;
+    for (size_t i = 0; i < c.size(); ++i) {
+      Timing& t = out[i];
+      t.tactic = c[i];
+      const std::string name = c[i].name();
+      if (failing.count(name) || !true_us.count(name)) {
+        t.error = "fake: launch failed";
+        continue;
+      }
+      t.ok = true;
+      double base = true_us.at(name);
+      if (i + 1 == c.size() && c.size() > 1 && c[i] == c[0]) base *= reference_repeat_scale;
+      for (int r = 0; r < o.replays; ++r) t.samples_us.push_back(sample ? sample(name, r, base) : base);
+      std::vector<double> s = t.samples_us;
+      std::sort(s.begin(), s.end());
+      t.median_us = s[s.size() / 2];
+      if (clock_ms) *clock_ms += (o.replays + o.warmup_replays) * calls * base / 1000.0;
+    }
+    return out;
+  }
+
+  std::vector<double> compare_outputs(const Problem&, const Tactic&, const std::vector<Tactic>& c) override {
+    ++compare_calls;
+    compared.push_back(c);
+    std::vector<double> out;
+    for (auto& t : c) out.push_back(output_diff.count(t.name()) ? output_diff.at(t.name()) : 0.0);
+    return out;
+  }
+};
+
+inline Problem problem(int64_t m, int64_t n = 4096, int64_t k = 4096) {
+  Problem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  return p;
+}
+
+}  // namespace fp8gemm::testing

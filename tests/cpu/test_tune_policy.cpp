@@ -1,0 +1,231 @@
+// The tuning policy against fake backends and a fake timer: the decision rule, noise, ties,
+// outliers (FlashInfer fault 3), a backend that throws while listing (fault 4), failing
+// backends and tactics, output mismatches and budgets.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <set>
+
+#include "test_tune_fakes.h"
+#include "tune/policy.h"
+
+namespace fp8gemm::testing {
+namespace {
+
+using tuning::decide;
+using tuning::PolicyOptions;
+
+struct PolicyTest : ::testing::Test {
+  FakeBackend cublaslt{"cublaslt", {"enum0", "heur", "h1"}, "heur"};
+  FakeBackend cutlass{"cutlass", {"c0", "c1"}, "c0"};
+  FakeTimer timer;
+  Tactic def{"cublaslt", "heur"};
+
+  void SetUp() override {
+    timer.true_us = {{"cublaslt:heur", 10}, {"cublaslt:enum0", 12}, {"cublaslt:h1", 10.5},
+                     {"cutlass:c0", 11}, {"cutlass:c1", 10.2}};
+  }
+  std::vector<Backend*> backends() { return {&cublaslt, &cutlass}; }
+  Decision run(const PolicyOptions& o = {}, const Problem& p = problem(64)) {
+    return decide(p, backends(), def, def, timer, o);
+  }
+  static const CandidateReport* find(const Decision& d, const std::string& name) {
+    for (auto& c : d.candidates)
+      if (c.tactic == name) return &c;
+    return nullptr;
+  }
+};
+
+TEST_F(PolicyTest, ClearlyFasterChallengerWins) {
+  timer.true_us["cutlass:c1"] = 8;
+  const Decision d = run();
+  EXPECT_EQ(d.choice, "cutlass:c1");
+  EXPECT_TRUE(d.measured);
+  EXPECT_DOUBLE_EQ(d.choice_us, 8);
+  EXPECT_DOUBLE_EQ(d.default_us, 10);
+  EXPECT_NE(d.reason.find("faster"), std::string::npos) << d.reason;
+  ASSERT_EQ(timer.compare_calls, 1);  // checked against the default before winning
+}
+
+TEST_F(PolicyTest, EveryCandidateIsReported) {
+  const Decision d = run();
+  for (const char* n : {"cublaslt:heur", "cublaslt:enum0", "cublaslt:h1", "cutlass:c0", "cutlass:c1"})
+    EXPECT_NE(find(d, n), nullptr) << n;
+  EXPECT_EQ(find(d, "cublaslt:heur")->status, "default");
+}
+
+TEST_F(PolicyTest, ChallengerInsideMinimumGainKeepsDefault) {
+  timer.true_us["cutlass:c1"] = 9.9;  // 1% faster, below the 1.5% minimum
+  const Decision d = run();
+  EXPECT_EQ(d.choice, "cublaslt:heur");
+  EXPECT_DOUBLE_EQ(d.threshold, 0.015);
+  EXPECT_NE(d.reason.find("kept the default"), std::string::npos);
+}
+
+TEST_F(PolicyTest, ChallengerInsideNoiseFloorKeepsDefault) {
+  timer.reference_repeat_scale = 1.04;  // the default timed twice differs by 4%: threshold 8%
+  timer.true_us["cutlass:c1"] = 9.4;    // 6% faster: inside 2x noise
+  Decision d = run();
+  EXPECT_NEAR(d.noise, 0.04, 1e-9);
+  EXPECT_NEAR(d.threshold, 0.08, 1e-9);
+  EXPECT_EQ(d.choice, "cublaslt:heur");
+
+  timer.true_us["cutlass:c1"] = 9.0;  // 10% faster: beyond the noise
+  d = run();
+  EXPECT_EQ(d.choice, "cutlass:c1");
+}
+
+TEST_F(PolicyTest, TiesAreResolvedByCandidateOrderNotByChance) {
+  timer.true_us["cublaslt:h1"] = 8;
+  timer.true_us["cutlass:c1"] = 8;
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(run().choice, "cublaslt:h1");
+  // A challenger exactly as fast as the default never replaces it.
+  timer.true_us["cublaslt:h1"] = 10;
+  timer.true_us["cutlass:c1"] = 10;
+  EXPECT_EQ(run().choice, "cublaslt:heur");
+}
+
+// FlashInfer fault 3: it profiled with warm L2 and took the mean. A challenger whose first
+// (warm) replay and one outlier are very fast, but whose typical replay is slower than the
+// default, must lose: only the median of the round-robin replays counts.
+TEST_F(PolicyTest, WarmFirstSamplesAndOutliersCannotWin) {
+  timer.true_us["cutlass:c1"] = 11;
+  timer.sample = [](const std::string& name, int replay, double v) {
+    if (name == "cutlass:c1" && (replay == 0 || replay == 3)) return 0.5;  // warm / glitch
+    return v;
+  };
+  const Decision d = run();
+  EXPECT_EQ(d.choice, "cublaslt:heur");
+  // The mean of c1's full-round samples would have beaten the default's 10 us.
+  EXPECT_GT(find(d, "cutlass:c1")->time_us, 10.0);
+
+  // An outlier in the default's own samples does not let a not-really-faster challenger win.
+  timer.true_us["cutlass:c1"] = 9.95;
+  timer.sample = [](const std::string& name, int replay, double v) {
+    return name == "cublaslt:heur" && replay == 2 ? 10 * v : v;
+  };
+  EXPECT_EQ(run().choice, "cublaslt:heur");
+}
+
+// FlashInfer fault 4: a backend that throws while listing its tactics killed the process.
+TEST_F(PolicyTest, BackendThrowingWhileListingIsExcludedAndTuningFinishes) {
+  FakeBackend cudnn{"cudnn", {"d0"}, "d0"};
+  cudnn.throw_on_list = true;
+  timer.true_us["cutlass:c1"] = 8;
+  const Decision d = decide(problem(64), {&cublaslt, &cudnn, &cutlass}, def, def, timer, {});
+  EXPECT_EQ(d.choice, "cutlass:c1");
+  ASSERT_EQ(d.excluded_backends.size(), 1u);
+  EXPECT_NE(d.excluded_backends[0].find("cudnn"), std::string::npos);
+  EXPECT_NE(d.excluded_backends[0].find("two copies of libcudart"), std::string::npos);
+}
+
+TEST_F(PolicyTest, UnavailableBackendAndFailingTacticsAreExcluded) {
+  FakeBackend cudnn{"cudnn", {"d0"}, "d0"};
+  cudnn.unavailable = true;
+  timer.true_us["cutlass:c1"] = 5;
+  timer.failing.insert("cutlass:c1");  // fastest on paper, but it fails to run
+  timer.true_us["cublaslt:h1"] = 8;
+  const Decision d = decide(problem(64), {&cublaslt, &cudnn, &cutlass}, def, def, timer, {});
+  EXPECT_EQ(d.choice, "cublaslt:h1");
+  EXPECT_EQ(find(d, "cutlass:c1")->status, "failed");
+  ASSERT_EQ(d.excluded_backends.size(), 1u);
+  EXPECT_NE(d.excluded_backends[0].find("not available"), std::string::npos);
+}
+
+TEST_F(PolicyTest, AllBackendsButTheDefaultsFailingKeepsDefault) {
+  cutlass.throw_on_list = true;
+  for (auto n : {"cublaslt:enum0", "cublaslt:h1"}) timer.failing.insert(n);
+  const Decision d = run();
+  EXPECT_EQ(d.choice, "cublaslt:heur");
+}
+
+TEST_F(PolicyTest, DefaultThatFailsToRunIsKeptWithReason) {
+  timer.failing.insert("cublaslt:heur");
+  timer.true_us["cutlass:c1"] = 5;
+  const Decision d = run();
+  EXPECT_EQ(d.choice, "cublaslt:heur");
+  EXPECT_NE(d.reason.find("failed to run"), std::string::npos) << d.reason;
+}
+
+TEST_F(PolicyTest, OutputMismatchDisqualifies) {
+  timer.true_us["cutlass:c1"] = 7;   // fastest, but wrong
+  timer.true_us["cublaslt:h1"] = 8;  // next, and right
+  timer.output_diff["cutlass:c1"] = 0.5;
+  Decision d = run();
+  EXPECT_EQ(d.choice, "cublaslt:h1");
+  EXPECT_EQ(find(d, "cutlass:c1")->status, "mismatch");
+  EXPECT_DOUBLE_EQ(find(d, "cutlass:c1")->output_diff, 0.5);
+
+  timer.output_diff["cublaslt:h1"] = NAN;  // NaN output must not pass either
+  d = run();
+  EXPECT_EQ(d.choice, "cublaslt:heur");
+  EXPECT_NE(d.reason.find("different output"), std::string::npos) << d.reason;
+}
+
+TEST_F(PolicyTest, OutputWithinToleranceMayWin) {
+  timer.true_us["cutlass:c1"] = 8;
+  timer.output_diff["cutlass:c1"] = 0.01;  // accumulation-order differences
+  EXPECT_EQ(run().choice, "cutlass:c1");
+}
+
+TEST_F(PolicyTest, OnlyTheDefaultMeansNothingIsMeasured) {
+  FakeBackend lonely{"cublaslt", {"heur"}, "heur"};
+  const Decision d = decide(problem(64), {&lonely}, def, def, timer, {});
+  EXPECT_EQ(d.choice, "cublaslt:heur");
+  EXPECT_FALSE(d.measured);
+  EXPECT_EQ(timer.measure_calls, 0);
+}
+
+TEST_F(PolicyTest, KeyBudgetTrimsCandidatesOfLargeProblems) {
+  std::vector<std::string> many;
+  for (int i = 0; i < 40; ++i) many.push_back("t" + std::to_string(i));
+  FakeBackend big{"cublaslt", many, "t0"};
+  const Tactic t0{"cublaslt", "t0"};
+  for (auto& c : many) timer.true_us["cublaslt:" + c] = 10000;
+  const Problem huge = problem(16384, 57344, 8192);  // ~15 TFLOP a call: ~15 ms
+  PolicyOptions o;
+  o.key_budget_ms = 100;
+  const Decision d = decide(huge, {&big}, t0, t0, timer, o);
+  ASSERT_FALSE(timer.measured.empty());
+  std::set<std::string> measured;
+  for (auto& t : timer.measured[0]) measured.insert(t.name());
+  EXPECT_LT(measured.size(), 40u);
+  EXPECT_GE(measured.size(), 2u);  // at least the default and one challenger
+  EXPECT_EQ(timer.measured[0][0], t0);  // the default is always measured
+  size_t skipped = 0;
+  for (auto& c : d.candidates) skipped += c.status == "skipped";
+  EXPECT_EQ(skipped, 40u - measured.size());
+
+  // A small problem fits: every candidate is measured.
+  timer.measured.clear();
+  for (auto& c : many) timer.true_us["cublaslt:" + c] = 10;
+  decide(problem(16), {&big}, t0, t0, timer, o);
+  EXPECT_EQ(timer.measured[0].size(), 40u);
+}
+
+TEST(PolicyPlan, SmallProblemsStayWithinTheKeyBudget) {
+  for (int64_t m : {1, 64, 1024, 4096}) {
+    const Problem p = problem(m, 6144, 4096);
+    const auto plan = tuning::plan_rounds(p, 60, PolicyOptions{});
+    const double t = tuning::estimate_call_us(p);
+    const double short_ms = plan.keep * 2.0 * plan.rounds.short_round.calls_per_replay * t / 1000;
+    EXPECT_LE(short_ms, 100 * 0.41) << p;
+    EXPECT_GE(plan.rounds.full_round.replays, 5);
+    EXPECT_GE(plan.rounds.max_finalists, 1);
+  }
+}
+
+TEST(PolicyPlan, TrimInterleavesBackendsInTheirOwnOrder) {
+  std::vector<Tactic> all = {{"cublaslt", "d"}, {"cublaslt", "a1"}, {"cublaslt", "a2"}, {"cublaslt", "a3"},
+                             {"cutlass", "b1"}, {"cutlass", "b2"}};
+  const auto kept = tuning::trim_candidates(all, 4);
+  ASSERT_EQ(kept.size(), 4u);
+  EXPECT_EQ(kept[0].config, "d");
+  EXPECT_EQ(kept[1].config, "a1");
+  EXPECT_EQ(kept[2].config, "b1");
+  EXPECT_EQ(kept[3].config, "a2");
+}
+
+}  // namespace
+}  // namespace fp8gemm::testing

@@ -1,0 +1,269 @@
+// The selector behind `auto`, with fake backends and timers: FlashInfer faults 1 (a cache miss
+// fell back to "first backend, tactic 0") and 2 (entries keyed by exact M), the default table
+// and its floor, lazy tuning (opt-in, never during stream capture, once per key across
+// threads), run budgets and the M buckets themselves.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "fp8gemm/error.h"
+#include "fp8gemm/version.h"
+#include "test_tune_fakes.h"
+#include "tune/selector.h"
+
+namespace fp8gemm::testing {
+namespace {
+
+using tuning::SelectorConfig;
+using tuning::TuningSelector;
+
+struct SelectorTest : ::testing::Test {
+  // Each backend lists a tactic first that is NOT its default.
+  FakeBackend cublaslt{"cublaslt", {"enum0", "heur", "h1"}, "heur"};
+  FakeBackend cutlass{"cutlass", {"c0", "c1"}, "c1"};
+  std::shared_ptr<FakeTimer> lazy_timer = std::make_shared<FakeTimer>();
+  int timers_made = 0;
+  bool capturing = false;
+
+  SelectorConfig config() {
+    SelectorConfig c;
+    c.backends = {&cublaslt, &cutlass};
+    c.device.name = "Fake H200";
+    c.device.cc_major = 9;
+    c.make_timer = [this]() -> std::unique_ptr<Timer> {
+      ++timers_made;
+      auto t = std::make_unique<FakeTimer>(*lazy_timer);
+      return t;
+    };
+    c.is_capturing = [this](cudaStream_t) { return capturing; };
+    return c;
+  }
+  static std::map<std::string, double> times() {
+    return {{"cublaslt:heur", 10}, {"cublaslt:enum0", 12}, {"cublaslt:h1", 10.5}, {"cutlass:c0", 7}, {"cutlass:c1", 11}};
+  }
+  void SetUp() override { lazy_timer->true_us = times(); }
+};
+
+// FlashInfer fault 1: with no tuned entry it ran "the first backend, tactic 0".
+TEST_F(SelectorTest, CacheMissYieldsTheDefaultNeverFirstBackendTacticZero) {
+  SelectorConfig c = config();
+  c.backends = {&cublaslt, &cutlass};
+  TuningSelector sel(c);
+  // No opinion: the Context then runs cuBLASLt's heuristic (its default_tactic), the floor.
+  EXPECT_EQ(sel.select(problem(100), "auto", nullptr), std::nullopt);
+  EXPECT_EQ(sel.default_for(problem(100)).name(), "cublaslt:heur");
+  EXPECT_NE(sel.default_for(problem(100)).name(), "cublaslt:enum0");
+  EXPECT_EQ(tuning::floor_choice(c.backends, problem(100)).name(), "cublaslt:heur");
+}
+
+TEST_F(SelectorTest, FloorSkipsUnavailableBackends) {
+  cublaslt.unavailable = true;
+  EXPECT_EQ(tuning::floor_choice({&cublaslt, &cutlass}, problem(8)).name(), "cutlass:c1");
+  cutlass.unavailable = true;
+  EXPECT_THROW(tuning::floor_choice({&cublaslt, &cutlass}, problem(8)), Error);
+}
+
+TEST_F(SelectorTest, EmptyDefaultTableUsesTheFloor) {
+  SelectorConfig c = config();
+  c.backends = {&cublaslt, &cutlass};
+  c.rules = tuning::default_rules(90);  // the built-in sm90 table, empty until the H200 run
+  TuningSelector sel(c);
+  if (c.rules.empty()) {
+    EXPECT_EQ(sel.select(problem(16), "auto", nullptr), std::nullopt);
+    EXPECT_EQ(sel.default_for(problem(16)).name(), "cublaslt:heur");
+  }
+  EXPECT_TRUE(tuning::default_rules(75).empty());
+}
+
+TEST_F(SelectorTest, DefaultTableRuleCoversItsMRange) {
+  SelectorConfig c = config();
+  c.backends = {&cublaslt, &cutlass};
+  c.rules = {{DType::kE4M3, DType::kE4M3, DType::kBF16, 1, 4096, 4096, 16, 64, "cutlass:c0"}};
+  TuningSelector sel(c);
+  EXPECT_EQ(sel.select(problem(9), "auto", nullptr)->name(), "cutlass:c0");   // bucket 16
+  EXPECT_EQ(sel.select(problem(64), "auto", nullptr)->name(), "cutlass:c0");
+  EXPECT_EQ(sel.select(problem(65), "auto", nullptr), std::nullopt);          // bucket 96
+  EXPECT_EQ(sel.select(problem(8), "auto", nullptr), std::nullopt);
+  EXPECT_EQ(sel.select(problem(32, 4096, 8192), "auto", nullptr), std::nullopt);  // other shape
+  EXPECT_EQ(sel.default_for(problem(32)).name(), "cutlass:c0");
+  // A table tactic the backend refuses (another cuBLASLt, say) falls back to the floor.
+  cutlass.cannot_implement.insert("c0");
+  EXPECT_EQ(sel.default_for(problem(32)).name(), "cublaslt:heur");
+}
+
+// FlashInfer fault 2: entries were keyed by exact M, so an M that was not a bucket value missed.
+TEST_F(SelectorTest, MInsideABucketHitsTheBucketsTunedEntry) {
+  TuningSelector sel(config());
+  FakeTimer timer;
+  timer.true_us = times();
+  const auto d = sel.tune({problem(20)}, timer, {});
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].problem.m, 24);  // tuned at the bucket's upper edge
+  EXPECT_EQ(d[0].choice, "cutlass:c0");
+  for (int64_t m : {17, 20, 23, 24}) {
+    auto t = sel.select(problem(m), "auto", nullptr);
+    ASSERT_TRUE(t) << m;
+    EXPECT_EQ(t->name(), "cutlass:c0") << m;
+  }
+  EXPECT_EQ(sel.select(problem(25), "auto", nullptr), std::nullopt);
+  EXPECT_EQ(sel.select(problem(16), "auto", nullptr), std::nullopt);
+  // Other fields of the key still separate entries.
+  EXPECT_EQ(sel.select(problem(20, 4096, 8192), "auto", nullptr), std::nullopt);
+  Problem batched = problem(20);
+  batched.batch = 2;
+  EXPECT_EQ(sel.select(batched, "auto", nullptr), std::nullopt);
+}
+
+TEST_F(SelectorTest, NamedBackendOnlyGetsItsOwnTunedChoice) {
+  TuningSelector sel(config());
+  FakeTimer timer;
+  timer.true_us = times();
+  sel.tune({problem(64)}, timer, {});
+  EXPECT_EQ(sel.select(problem(64), "cutlass", nullptr)->name(), "cutlass:c0");
+  EXPECT_EQ(sel.select(problem(64), "cublaslt", nullptr), std::nullopt);
+}
+
+TEST_F(SelectorTest, LazyTuningIsOffUnlessAsked) {
+  TuningSelector sel(config());
+  EXPECT_EQ(sel.select(problem(64), "auto", nullptr), std::nullopt);
+  EXPECT_EQ(timers_made, 0);
+  EXPECT_EQ(sel.cache().size(), 0u);
+
+  sel.enter_scope();  // what AutotuneScope does
+  EXPECT_EQ(sel.select(problem(64), "auto", nullptr)->name(), "cutlass:c0");
+  EXPECT_EQ(timers_made, 1);
+  EXPECT_EQ(sel.cache().size(), 1u);
+  sel.exit_scope();
+  EXPECT_FALSE(sel.lazy_active());
+}
+
+TEST_F(SelectorTest, NothingIsProfiledDuringStreamCapture) {
+  SelectorConfig c = config();
+  c.lazy = true;  // FP8GEMM_TUNE=1
+  TuningSelector sel(c);
+  capturing = true;
+  EXPECT_EQ(sel.select(problem(64), "auto", nullptr), std::nullopt);  // the default, untuned
+  EXPECT_EQ(timers_made, 0);
+  EXPECT_EQ(sel.cache().size(), 0u);
+
+  capturing = false;  // the next uncaptured call tunes
+  EXPECT_EQ(sel.select(problem(64), "auto", nullptr)->name(), "cutlass:c0");
+  EXPECT_EQ(sel.cache().size(), 1u);
+
+  capturing = true;  // and captured calls then use the tuned entry
+  EXPECT_EQ(sel.select(problem(64), "auto", nullptr)->name(), "cutlass:c0");
+}
+
+TEST_F(SelectorTest, ConcurrentLazyCallsTuneAKeyOnce) {
+  SelectorConfig c = config();
+  c.lazy = true;
+  std::atomic<int> measures{0};
+  c.make_timer = [&]() -> std::unique_ptr<Timer> {
+    struct Counting : FakeTimer {
+      std::atomic<int>* n;
+      std::vector<Timing> measure(const Problem& p, const std::vector<Tactic>& t, const MeasureOptions& o) override {
+        ++*n;
+        return FakeTimer::measure(p, t, o);
+      }
+    };
+    auto t = std::make_unique<Counting>();
+    t->true_us = times();
+    t->n = &measures;
+    return t;
+  };
+  TuningSelector sel(c);
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&] {
+      for (int j = 0; j < 50; ++j) {
+        auto t = sel.select(problem(60 + j % 4), "auto", nullptr);  // all bucket 64
+        if (!t || t->name() != "cutlass:c0") ++wrong;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(measures.load(), 2);  // one short round + one full round, for one key
+}
+
+TEST_F(SelectorTest, RunBudgetStopsTuningAndKeepsDefaults) {
+  double now = 0;
+  SelectorConfig c = config();
+  c.clock_ms = [&] { return now; };
+  TuningSelector sel(c);
+  FakeTimer timer;
+  timer.true_us = times();
+  timer.clock_ms = &now;
+  TuneOptions o;
+  o.run_budget_ms = 1;  // the first key's measurements already take more
+  size_t progress_calls = 0;
+  o.progress = [&](size_t done, size_t total, const Decision&) {
+    ++progress_calls;
+    EXPECT_EQ(total, 3u);
+    EXPECT_EQ(done, progress_calls);
+  };
+  const auto d = sel.tune({problem(64), problem(128), problem(256)}, timer, o);
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_TRUE(d[0].measured);
+  EXPECT_FALSE(d[2].measured);
+  EXPECT_NE(d[2].reason.find("budget"), std::string::npos);
+  EXPECT_EQ(d[2].choice, d[2].default_tactic);
+  EXPECT_EQ(sel.cache().size(), 1u);  // unmeasured keys are not cached
+  EXPECT_EQ(progress_calls, 3u);
+}
+
+TEST_F(SelectorTest, CachedKeysAreNotRetunedUnlessAsked) {
+  TuningSelector sel(config());
+  FakeTimer timer;
+  timer.true_us = times();
+  sel.tune({problem(64)}, timer, {});
+  const int after_first = timer.measure_calls;
+  const auto again = sel.tune({problem(64), problem(63)}, timer, {});
+  EXPECT_EQ(timer.measure_calls, after_first);
+  EXPECT_EQ(again[1].choice, "cutlass:c0");
+  TuneOptions o;
+  o.retune = true;
+  sel.tune({problem(64)}, timer, o);
+  EXPECT_GT(timer.measure_calls, after_first);
+}
+
+TEST(Buckets, EdgesAndPowersOfTwo) {
+  EXPECT_EQ(m_bucket(1), 1);
+  EXPECT_EQ(m_bucket(3), 4);
+  EXPECT_EQ(m_bucket(12), 16);
+  EXPECT_EQ(m_bucket(17), 24);
+  EXPECT_EQ(m_bucket(40), 48);
+  EXPECT_EQ(m_bucket(100), 128);
+  EXPECT_EQ(m_bucket(200), 256);
+  EXPECT_EQ(m_bucket(300), 384);
+  EXPECT_EQ(m_bucket(700), 768);
+  EXPECT_EQ(m_bucket(3000), 3072);
+  EXPECT_EQ(m_bucket(16384), 16384);
+  EXPECT_EQ(m_bucket(16385), 32768);
+  EXPECT_EQ(m_bucket(40000), 65536);
+  int64_t prev = 0;
+  for (int64_t m = 1; m <= 70000; ++m) {
+    const int64_t b = m_bucket(m);
+    ASSERT_GE(b, m);
+    ASSERT_GE(b, prev);                // monotonic
+    ASSERT_EQ(m_bucket(b), b) << m;    // the representative lies in its own bucket
+    prev = b;
+  }
+  for (int64_t e : m_bucket_edges()) EXPECT_EQ(m_bucket(e), e);
+}
+
+TEST(Buckets, KeysSeparateEveryField) {
+  Problem a = problem(16, 4096, 8192), b = problem(16, 8192, 4096);
+  EXPECT_NE(tuning::key_of(a).to_string(), tuning::key_of(b).to_string());  // permuted n/k
+  Problem c = a;
+  c.b_type = DType::kE5M2;
+  EXPECT_NE(tuning::key_of(a).to_string(), tuning::key_of(c).to_string());
+  Problem d = a;
+  d.alignment = 8;
+  EXPECT_NE(tuning::key_of(a).to_string(), tuning::key_of(d).to_string());
+  EXPECT_EQ(tuning::key_of(a).representative().m, 16);
+}
+
+}  // namespace
+}  // namespace fp8gemm::testing
