@@ -1,0 +1,288 @@
+// fp8gemm bench: times the cuBLASLt default, `auto` and (with --tactics all) every tactic of
+// every selected backend over model shapes and M values, as DESIGN.md "Measuring" says; prints
+// us | TFLOP/s | GB/s | % of roofline | x vs the cuBLASLt default per point, geomeans per M range.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "core/cuda_check.h"
+#include "core/validate.h"
+#include "fp8gemm/fp8gemm.h"
+#include "measure/graph_timer.h"
+#include "measure/report.h"
+#include "measure/rounds.h"
+#include "measure/shapes.h"
+#include "tools/cli/command.h"
+
+namespace fp8gemm::cli {
+namespace {
+
+struct BenchOptions {
+  std::vector<std::string> models;
+  std::vector<std::string> shapes;  // "N,K" each
+  std::string m_spec = "suite";
+  int64_t batch = 1;
+  std::string dtype = "e4m3xe4m3";
+  std::string out_dtype = "bf16";
+  std::vector<std::string> backends{"all"};
+  std::string tactics = "default";
+  std::string csv, json;
+  int replays = 7;
+  int max_finalists = 8;
+  double prune_ratio = 1.3;
+  // max|out - default| / max|default|: two correct tactics differ by accumulation order and
+  // bf16/fp16 rounding, well under 1%; a wrong kernel is off by ~100%.
+  double verify_tolerance = 0.02;
+  bool verify = true;
+};
+
+constexpr const char* kDefaultLabel = "cublaslt_default";
+
+struct Job {
+  NamedShape shape;
+  int64_t m;
+};
+
+std::vector<Job> jobs_of(const BenchOptions& o) {
+  std::vector<NamedShape> shapes;
+  for (const std::string& model : o.models)
+    for (const NamedShape& s : model_shapes(model)) shapes.push_back(s);
+  for (const std::string& spec : o.shapes) shapes.push_back(parse_shape(spec));
+  FP8GEMM_REQUIRE(!shapes.empty(), kInvalidArgument, "bench: give --model PRESET or --shape N,K (repeatable)");
+  const std::vector<int64_t> ms = parse_m_spec(o.m_spec);
+  std::vector<Job> jobs;
+  for (const NamedShape& s : shapes)
+    for (int64_t m : ms) jobs.push_back({s, m});
+  return jobs;
+}
+
+std::pair<DType, DType> parse_input_dtypes(const std::string& spec) {
+  const size_t x = spec.find('x');
+  FP8GEMM_REQUIRE(x != std::string::npos, kInvalidArgument, "--dtype: '", spec, "' is not AxB (e.g. e4m3xe5m2)");
+  return {parse_dtype(spec.substr(0, x)), parse_dtype(spec.substr(x + 1))};
+}
+
+bool backend_selected(const BenchOptions& o, const std::string& name) {
+  for (const std::string& b : o.backends)
+    if (b == "all" || canonical_backend_name(b) == name) return true;
+  return false;
+}
+
+// The candidates of one point: [cuBLASLt default, auto (if different), the rest]. Backends that
+// cannot list tactics for `p` are reported in `notes` and skipped, never fatal.
+std::vector<Tactic> candidates_for(Context& ctx, const BenchOptions& o, const Problem& p, const Tactic& reference,
+                                   const Tactic& auto_choice, std::vector<std::string>& notes) {
+  std::vector<Tactic> out{reference};
+  auto add = [&](const Tactic& t) {
+    for (const Tactic& have : out)
+      if (have == t) return;
+    out.push_back(t);
+  };
+  add(auto_choice);
+  for (Backend* b : ctx.backends()) {
+    if (!backend_selected(o, b->name()) || !b->available()) continue;
+    try {
+      if (o.tactics == "all") {
+        for (const Tactic& t : b->tactics(p)) add(t);
+      } else {
+        add(b->default_tactic(p));
+      }
+    } catch (const std::exception& e) {
+      notes.push_back(b->name() + " skipped: " + e.what());
+    }
+  }
+  return out;
+}
+
+// The fastest ok timing among `timings` whose backend is `backend` ("" = any), or nullptr.
+const Timing* fastest(const std::vector<const Timing*>& timings, const std::string& backend) {
+  const Timing* best = nullptr;
+  for (const Timing* t : timings)
+    if (t->ok && (backend.empty() || t->tactic.backend == backend) && (!best || t->median_us < best->median_us))
+      best = t;
+  return best;
+}
+
+BenchEntry entry_of(const std::string& label, const Timing* t, const std::string& note = "") {
+  BenchEntry e;
+  e.label = label;
+  e.note = note;
+  if (!t) return e;
+  e.tactic = t->tactic.name();
+  e.ok = t->ok;
+  e.us = t->median_us;
+  if (!t->ok) e.note = t->error;
+  return e;
+}
+
+BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, const Job& job, const Problem& p) {
+  BenchPoint point;
+  point.shape = job.shape.name;
+  point.problem = p;
+  const Tactic reference = ctx.choose(p, "cublaslt");
+  const Tactic auto_choice = ctx.choose(p, "auto");
+  const std::vector<Tactic> candidates = candidates_for(ctx, o, p, reference, auto_choice, point.notes);
+
+  RoundOptions rounds;
+  rounds.prune_ratio = o.prune_ratio;
+  rounds.max_finalists = o.max_finalists;
+  rounds.protected_candidates = auto_choice == reference ? 1 : 2;  // auto always reaches the full round
+  rounds.full_round.replays = o.replays;
+  const RoundResult r = measure_in_rounds(timer, p, candidates, rounds);
+  point.noise = r.noise;
+  point.timings.push_back(r.reference);
+  point.timings.insert(point.timings.end(), r.finalists.begin(), r.finalists.end());
+  point.timings.insert(point.timings.end(), r.pruned.begin(), r.pruned.end());
+
+  // Only finalists whose output matches the default's on the same inputs may be a "best".
+  std::vector<const Timing*> trusted{&r.reference};
+  std::vector<bool> verified(r.finalists.size(), true);
+  if (o.verify && r.reference.ok && !r.finalists.empty()) {
+    std::vector<Tactic> finalist_tactics;
+    for (const Timing& t : r.finalists) finalist_tactics.push_back(t.tactic);
+    const std::vector<double> diff = timer.compare_outputs(p, reference, finalist_tactics);
+    for (size_t i = 0; i < diff.size(); ++i)
+      if (!(diff[i] <= o.verify_tolerance)) {
+        verified[i] = false;
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.3g", diff[i]);
+        point.notes.push_back(r.finalists[i].tactic.name() + " output differs from the default's by " + buf +
+                              " of max|out|: excluded");
+      }
+  }
+  for (size_t i = 0; i < r.finalists.size(); ++i)
+    if (verified[i]) trusted.push_back(&r.finalists[i]);
+
+  point.entries.push_back(entry_of(kDefaultLabel, &r.reference));
+  point.entries.push_back(entry_of("cublaslt_best", fastest(trusted, "cublaslt")));
+  for (Backend* b : ctx.backends()) {
+    const std::string name = b->name();
+    if (name == "cublaslt" || !backend_selected(o, name) || !b->available()) continue;
+    const Timing* best = fastest(trusted, name);
+    if (best) {
+      point.entries.push_back(entry_of(name + "_best", best));
+      continue;
+    }
+    // None in the full round: show its best short-round time, so the table says how far off it was.
+    std::vector<const Timing*> short_round;
+    for (const Timing& t : r.pruned) short_round.push_back(&t);
+    const Timing* pruned_best = fastest(short_round, name);
+    if (pruned_best) {
+      point.entries.push_back(entry_of(name + "_best", pruned_best, "short round only: pruned"));
+    } else {
+      std::string why = "no tactic ran";
+      for (const Timing& t : r.pruned)
+        if (t.tactic.backend == name && !t.ok) {
+          why = "failed: " + t.error;
+          break;
+        }
+      point.entries.push_back(entry_of(name + "_best", nullptr, why));
+    }
+  }
+  // auto: the reference itself, or its own full-round timing (it is protected from pruning).
+  const Timing* auto_timing = nullptr;
+  for (const Timing& t : point.timings)
+    if (t.tactic == auto_choice) {
+      auto_timing = &t;
+      break;
+    }
+  BenchEntry auto_entry = entry_of("auto", auto_timing, auto_timing ? "" : "not measured");
+  for (size_t i = 0; i < r.finalists.size(); ++i)
+    if (!verified[i] && r.finalists[i].tactic == auto_choice) auto_entry.note = "WRONG OUTPUT";
+  point.entries.push_back(auto_entry);
+  return point;
+}
+
+void run_bench(const BenchOptions& o) {
+  // Everything that can be checked without a GPU is checked first, so typos fail fast anywhere.
+  const std::vector<Job> jobs = jobs_of(o);
+  const auto [a_type, b_type] = parse_input_dtypes(o.dtype);
+  const DType out_type = parse_dtype(o.out_dtype);
+  for (const std::string& b : o.backends)
+    if (b != "all") canonical_backend_name(b);
+  FP8GEMM_REQUIRE(o.replays >= 1, kInvalidArgument, "--replays must be >= 1");
+  if (device_count() == 0) {
+    std::cerr << "fp8gemm bench needs a GPU: " << no_device_reason() << "\n";
+    exit_code() = 2;
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  Context& ctx = default_context();
+  std::cout << ctx.device().to_string() << "\n";
+  for (Backend* b : ctx.backends())
+    if (backend_selected(o, b->name()) && !b->available())
+      std::cout << "backend " << b->name() << " unavailable: " << b->available().reason << "\n";
+  std::cout << "timing: CUDA-graph replays over rotating weight copies (>= 2x L2), short round 1 replay, "
+            << "full round " << o.replays << " replays, <= " << o.max_finalists << " finalists\n";
+
+  GraphTimer timer(ctx);
+  std::vector<BenchPoint> points;
+  int failures = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const Job& job = jobs[i];
+    std::fprintf(stderr, "[%zu/%zu] %s M=%lld N=%lld K=%lld\n", i + 1, jobs.size(), job.shape.name.c_str(),
+                 (long long)job.m, (long long)job.shape.n, (long long)job.shape.k);
+    try {
+      BmmFp8Args args;
+      args.batch = o.batch, args.m = job.m, args.n = job.shape.n, args.k = job.shape.k;
+      args.a_type = a_type, args.b_type = b_type, args.out_type = out_type;
+      const Problem p = validate_problem(args, ctx.device());
+      points.push_back(bench_point(ctx, timer, o, job, p));
+      print_point(std::cout, points.back(), points.size() == 1);
+      std::cout.flush();
+    } catch (const std::exception& e) {
+      ++failures;
+      std::printf("%s M=%lld: FAILED: %s\n", job.shape.name.c_str(), (long long)job.m, e.what());
+    }
+  }
+  std::cout << "\n";
+  print_geomeans(std::cout, points);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("bench: %zu points, %d failed, %.1f s\n", points.size(), failures, seconds);
+  if (!o.csv.empty()) {
+    std::ofstream f(o.csv);
+    FP8GEMM_REQUIRE(f, kIo, "cannot write ", o.csv);
+    write_csv(f, points);
+    std::printf("wrote %s\n", o.csv.c_str());
+  }
+  if (!o.json.empty()) {
+    std::ofstream f(o.json);
+    FP8GEMM_REQUIRE(f, kIo, "cannot write ", o.json);
+    write_json(f, points);
+    std::printf("wrote %s\n", o.json.c_str());
+  }
+  if (failures) exit_code() = 1;
+}
+
+const CommandRegistrar kRegister([](CLI::App& app) {
+  static BenchOptions o;
+  CLI::App* cmd = app.add_subcommand("bench", "time backends and tactics over model shapes (DESIGN.md Measuring)");
+  std::string presets;
+  for (const std::string& n : model_preset_names()) presets += (presets.empty() ? "" : ", ") + n;
+  cmd->add_option("--model", o.models, "model preset(s): " + presets)->delimiter(',');
+  cmd->add_option("--shape", o.shapes, "N,K of a layer (repeatable)");
+  cmd->add_option("--m", o.m_spec, "M values: 1,8,64 | 1:16384:x2 | 16:128:+16 | suite")->capture_default_str();
+  cmd->add_option("--batch", o.batch, "batch")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--dtype", o.dtype, "input types AxB: e4m3xe4m3, e4m3xe5m2, e5m2xe4m3")->capture_default_str();
+  cmd->add_option("--out-dtype", o.out_dtype, "output type: bf16 or fp16")->capture_default_str();
+  cmd->add_option("--backend", o.backends, "backends whose tactics compete: all, cublaslt, cutlass, small_m, cudnn")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--tactics", o.tactics, "default: each backend's default; all: every tactic")
+      ->check(CLI::IsMember({"default", "all"}))
+      ->capture_default_str();
+  cmd->add_option("--csv", o.csv, "write every point to this CSV file");
+  cmd->add_option("--json", o.json, "write every point and every candidate's timing to this JSON file");
+  cmd->add_option("--replays", o.replays, "timed replays per candidate in the full round (median)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-finalists", o.max_finalists, "candidates kept for the full round")->capture_default_str();
+  cmd->add_option("--prune-ratio", o.prune_ratio, "short round drops candidates slower than this x best")
+      ->capture_default_str();
+  cmd->add_flag("!--no-verify", o.verify, "do not compare outputs with the cuBLASLt default's");
+  cmd->callback([] { run_bench(o); });
+});
+
+}  // namespace
+}  // namespace fp8gemm::cli
