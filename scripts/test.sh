@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The test command: installs dependencies, builds, and runs every test with CTest. CPU tests run
+# everywhere; GPU tests report themselves skipped when there is no GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install_deps.sh
+scripts/build.sh "$@"
+ctest --test-dir "${BUILD:-build}" --output-on-failure -j"$(nproc)"

@@ -1,0 +1,72 @@
+// Every cuBLASLt tactic on >= 30 random shapes (m in {1, 3, 17, 255} among them, b > 1, every
+// dtype pair, both out types) against the float64 reference, outputs poisoned.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "gpu_test_util.h"
+#include "measure/verify.h"
+
+namespace fp8gemm {
+namespace {
+
+std::vector<Problem> random_problems(int count, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const int64_t ms[] = {1, 3, 17, 255, 2, 8, 31, 64, 100, 128, 333, 512};
+  const std::pair<DType, DType> pairs[] = {{DType::kE4M3, DType::kE4M3}, {DType::kE4M3, DType::kE5M2},
+                                           {DType::kE5M2, DType::kE4M3}};
+  std::vector<Problem> out;
+  for (int i = 0; i < count; ++i) {
+    Problem p;
+    p.m = i < 4 ? ms[i] : ms[rng() % std::size(ms)];  // the required m values come first
+    p.n = 16 * int64_t(1 + rng() % 96);               // 16 .. 1536
+    p.k = 16 * int64_t(1 + rng() % 128);              // 16 .. 2048
+    p.batch = i % 3 == 0 ? int64_t(1 + rng() % 4) : 1;
+    auto [a, b] = pairs[i % 3];
+    p.a_type = a, p.b_type = b;
+    p.out_type = (i / 3) % 2 ? DType::kFP16 : DType::kBF16;
+    out.push_back(p);
+  }
+  return out;
+}
+
+TEST(CublasLtNumerics, EveryTacticOnRandomShapes) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  Context& ctx = testing::test_context();
+  Backend* lt = ctx.backend("cublaslt");
+  ASSERT_TRUE(lt && lt->available()) << lt->available().reason;
+  int checked = 0;
+  uint64_t seed = 100;
+  for (const Problem& p : random_problems(32, 42)) {
+    VerifyCase vcase(p, seed++);
+    const std::vector<Tactic> tactics = lt->tactics(p);
+    ASSERT_FALSE(tactics.empty()) << p;
+    // The default is one of the tactics, and it is the heuristic's first.
+    const Tactic def = lt->default_tactic(p);
+    EXPECT_NE(std::find(tactics.begin(), tactics.end(), def), tactics.end()) << def << " for " << p;
+    for (const Tactic& t : tactics) {
+      const CheckResult r = vcase.run(ctx, t);
+      EXPECT_TRUE(r.ok) << p << " " << t << ": " << r.to_string();
+      ++checked;
+    }
+  }
+  std::printf("checked %d (problem, tactic) pairs\n", checked);
+  EXPECT_GT(checked, 32);
+}
+
+TEST(CublasLtNumerics, TacticRebuiltFromItsNameAloneRunsTheSameKernel) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  Context& ctx = testing::test_context();
+  Problem p;
+  p.m = 64, p.n = 1024, p.k = 1024;
+  // A fresh Context has no memo: the name alone must rebuild and pass can_implement.
+  Context fresh;
+  for (const Tactic& t : ctx.backend("cublaslt")->tactics(p)) {
+    const Tactic parsed = Tactic::parse(t.name());
+    EXPECT_TRUE(fresh.backend("cublaslt")->can_implement(p, parsed)) << t;
+    EXPECT_TRUE(verify_tactic(fresh, p, parsed, 7).ok) << t;
+  }
+}
+
+}  // namespace
+}  // namespace fp8gemm
