@@ -127,7 +127,7 @@ TEST(GraphTimer, RoundsOnTheGpu) {
   for (const Tactic& t : ctx.backend("cublaslt")->tactics(p)) cands.push_back(t);
   const RoundResult r = measure_in_rounds(timer, p, cands);
   ASSERT_TRUE(r.reference.ok) << r.reference.error;
-  EXPECT_LT(r.noise, 0.05);
+  EXPECT_LT(r.noise, 0.1);  // two medians of 7 replays of the same tactic
   EXPECT_LE(r.finalists.size(), 8u);
   EXPECT_EQ(r.finalists.size() + r.pruned.size(), cands.size() - 1);
 }
