@@ -18,7 +18,7 @@ struct PolicyOptions {
   double key_budget_ms = 100;
   double min_gain = 0.015;
   double noise_factor = 2.0;
-  double output_tolerance = 1.0 / 32;
+  double output_tolerance = 0.02;
   std::vector<std::string> backends;  // challengers only from these (empty: all)
   RoundOptions rounds;                // prune_ratio, max_finalists, full-round replays
   std::function<double()> clock_ms;   // wall clock (injectable for tests); empty: steady_clock

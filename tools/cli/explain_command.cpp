@@ -1,0 +1,70 @@
+// fp8gemm explain: tunes one key (without touching any cache file) and prints every
+// candidate's time, the noise floor, the default, the choice and the reason; also what `auto`
+// would run today from the cache (--cache / $FP8GEMM_CACHE) or the default table.
+#include <iostream>
+
+#include "core/cuda_check.h"
+#include "core/validate.h"
+#include "fp8gemm/fp8gemm.h"
+#include "fp8gemm/tune.h"
+#include "measure/shapes.h"
+#include "tools/cli/command.h"
+#include "tune/report.h"
+
+namespace fp8gemm::cli {
+namespace {
+
+struct ExplainOptions {
+  std::string shape;
+  int64_t m = 0;
+  int64_t batch = 1;
+  std::string dtype = "e4m3xe4m3";
+  std::string out_dtype = "bf16";
+  std::string cache;
+  double key_budget_ms = 100;
+};
+
+void run_explain(const ExplainOptions& o) {
+  if (device_count() == 0) {
+    std::cerr << "fp8gemm explain needs a GPU: " << no_device_reason() << "\n";
+    exit_code() = 2;
+    return;
+  }
+  Context& ctx = default_context();
+  const NamedShape s = parse_shape(o.shape);
+  const size_t x = o.dtype.find('x');
+  FP8GEMM_REQUIRE(x != std::string::npos, kInvalidArgument, "--dtype: '", o.dtype, "' is not AxB (e.g. e4m3xe4m3)");
+  BmmFp8Args a;
+  a.batch = o.batch, a.m = o.m, a.n = s.n, a.k = s.k;
+  a.a_type = parse_dtype(o.dtype.substr(0, x));
+  a.b_type = parse_dtype(o.dtype.substr(x + 1));
+  a.out_type = parse_dtype(o.out_dtype);
+  const Problem p = validate_problem(a, ctx.device());
+  if (!o.cache.empty()) load_cache(ctx, o.cache);
+  std::cout << ctx.device().to_string() << "\n"
+            << "problem   " << p << "  (bucket m<=" << m_bucket(p.m) << ")\n"
+            << "auto now  " << ctx.choose(p, "auto").name() << "  (from the cache, the default table or cuBLASLt)\n\n";
+
+  // Measured afresh (retune) and only in memory: explain never writes a cache file.
+  TuneOptions to;
+  to.key_budget_ms = o.key_budget_ms;
+  to.retune = true;
+  const Decision d = tune(ctx, {p}, to).front();
+  std::cout << tuning::explain_text(d);
+}
+
+const CommandRegistrar kRegister([](CLI::App& app) {
+  static ExplainOptions o;
+  CLI::App* cmd = app.add_subcommand("explain", "measure one (shape, M) and show why auto picks what it picks");
+  cmd->add_option("--shape", o.shape, "N,K")->required();
+  cmd->add_option("--m", o.m, "M")->required();
+  cmd->add_option("--batch", o.batch, "batch (default 1)");
+  cmd->add_option("--dtype", o.dtype, "input types AxB (default e4m3xe4m3)");
+  cmd->add_option("--out", o.out_dtype, "output type (default bf16)");
+  cmd->add_option("--cache", o.cache, "cache file to report `auto now` from");
+  cmd->add_option("--key-budget-ms", o.key_budget_ms, "time budget of the measurement (default 100)");
+  cmd->callback([] { run_explain(o); });
+});
+
+}  // namespace
+}  // namespace fp8gemm::cli

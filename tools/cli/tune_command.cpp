@@ -1,0 +1,169 @@
+// fp8gemm tune: tunes every (shape, M bucket) key of a model preset or of --shape N,K over the
+// M values of --m, with a progress bar on stderr, and writes the cache (and optionally every
+// decision as JSON, the input of scripts/make_default_table.py). docs/tuning.md.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "core/cuda_check.h"
+#include "core/validate.h"
+#include "fp8gemm/fp8gemm.h"
+#include "fp8gemm/tune.h"
+#include "measure/shapes.h"
+#include "tools/cli/command.h"
+#include "tune/report.h"
+
+namespace fp8gemm::cli {
+namespace {
+
+struct TuneCliOptions {
+  std::vector<std::string> models;
+  std::vector<std::string> shapes;
+  std::string m_spec = "suite";
+  int64_t batch = 1;
+  std::string dtype = "e4m3xe4m3";
+  std::string out_dtype = "bf16";
+  std::vector<std::string> backends;
+  std::string cache;
+  std::string json;
+  double key_budget_ms = 100;
+  double run_budget_s = 0;
+  bool retune = false;
+};
+
+std::vector<Problem> problems_of(const TuneCliOptions& o, const DeviceInfo& device, std::vector<std::string>& labels) {
+  std::vector<NamedShape> shapes;
+  for (const std::string& m : o.models)
+    for (const NamedShape& s : model_shapes(m)) shapes.push_back(s);
+  for (const std::string& s : o.shapes) shapes.push_back(parse_shape(s));
+  FP8GEMM_REQUIRE(!shapes.empty(), kInvalidArgument, "tune: give --model PRESET or --shape N,K (repeatable)");
+  const size_t x = o.dtype.find('x');
+  FP8GEMM_REQUIRE(x != std::string::npos, kInvalidArgument, "--dtype: '", o.dtype, "' is not AxB (e.g. e4m3xe4m3)");
+  // One problem per key: Ms of one bucket would all tune the same key.
+  std::vector<Problem> out;
+  std::set<std::string> seen;
+  for (const NamedShape& s : shapes)
+    for (int64_t m : parse_m_spec(o.m_spec)) {
+      BmmFp8Args a;
+      a.batch = o.batch, a.m = m_bucket(m), a.n = s.n, a.k = s.k;
+      a.a_type = parse_dtype(o.dtype.substr(0, x));
+      a.b_type = parse_dtype(o.dtype.substr(x + 1));
+      a.out_type = parse_dtype(o.out_dtype);
+      const Problem p = validate_problem(a, device);
+      if (!seen.insert(p.to_string()).second) continue;
+      out.push_back(p);
+      labels.push_back(s.name);
+    }
+  return out;
+}
+
+std::string cache_path_of(const TuneCliOptions& o) {
+  if (!o.cache.empty()) return o.cache;
+  if (const char* env = std::getenv("FP8GEMM_CACHE"); env && *env) return env;
+  return "fp8gemm_tune_cache.json";
+}
+
+// "[#########...........]  41/440  llama8b.qkv m<=16  12.3 s" redrawn in place on a terminal,
+// one line per 10% otherwise (logs).
+class ProgressBar {
+ public:
+  explicit ProgressBar(size_t total) : total_(total), tty_(::isatty(STDERR_FILENO)), start_(now()) {}
+  void update(size_t done, const std::string& what) {
+    const int width = 30;
+    const int filled = total_ ? int(width * done / total_) : width;
+    const int decile = total_ ? int(10 * done / total_) : 10;
+    if (!tty_ && decile == last_decile_ && done != total_) return;
+    last_decile_ = decile;
+    std::fprintf(stderr, "%s[%s%s] %zu/%zu  %-40s %6.1f s%s", tty_ ? "\r" : "", std::string(filled, '#').c_str(),
+                 std::string(width - filled, '.').c_str(), done, total_, what.c_str(), now() - start_,
+                 tty_ ? "" : "\n");
+    if (tty_ && done == total_) std::fputc('\n', stderr);
+    std::fflush(stderr);
+  }
+
+ private:
+  static double now() {
+    using namespace std::chrono;
+    return duration<double>(steady_clock::now().time_since_epoch()).count();
+  }
+  size_t total_;
+  bool tty_;
+  double start_;
+  int last_decile_ = -1;
+};
+
+void run_tune(const TuneCliOptions& o) {
+  if (device_count() == 0) {
+    std::cerr << "fp8gemm tune needs a GPU: " << no_device_reason() << "\n";
+    exit_code() = 2;
+    return;
+  }
+  Context& ctx = default_context();
+  std::vector<std::string> labels;
+  const std::vector<Problem> problems = problems_of(o, ctx.device(), labels);
+  const std::string cache = cache_path_of(o);
+  const size_t had = merge_cache(ctx, cache);
+  std::fprintf(stderr, "%s\ntuning %zu keys into %s (%zu valid entries there)\n", ctx.device().to_string().c_str(),
+               problems.size(), cache.c_str(), had);
+
+  TuneOptions to;
+  to.key_budget_ms = o.key_budget_ms;
+  to.run_budget_ms = o.run_budget_s * 1000;
+  to.retune = o.retune;
+  for (const std::string& b : o.backends) to.backends.push_back(canonical_backend_name(b));
+  ProgressBar bar(problems.size());
+  to.progress = [&](size_t done, size_t, const Decision& d) {
+    bar.update(done, labels[done - 1] + " m<=" + std::to_string(d.problem.m));
+  };
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<Decision> decisions = tune(ctx, problems, to);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  save_cache(ctx, cache);
+
+  std::printf("%-22s %7s %10s %10s %7s  %s\n", "shape", "m<=", "default_us", "choice_us", "gain", "choice");
+  size_t changed = 0;
+  for (size_t i = 0; i < decisions.size(); ++i) {
+    const Decision& d = decisions[i];
+    const bool moved = d.choice != d.default_tactic;
+    changed += moved;
+    std::printf("%-22s %7lld %10.2f %10.2f %6.1f%%  %s\n", labels[i].c_str(), (long long)d.problem.m, d.default_us,
+                d.choice_us, d.default_us > 0 && d.choice_us > 0 ? 100 * (1 - d.choice_us / d.default_us) : 0.0,
+                moved ? d.choice.c_str() : "(default)");
+  }
+  std::printf("tune: %zu keys, %zu moved off the default, %.1f s; cache %s\n", decisions.size(), changed, seconds,
+              cache.c_str());
+  if (!o.json.empty()) {
+    std::ofstream(o.json) << tuning::decisions_to_json(decisions, ctx.device());
+    std::printf("tune: decisions written to %s\n", o.json.c_str());
+  }
+}
+
+const CommandRegistrar kRegister([](CLI::App& app) {
+  static TuneCliOptions o;
+  CLI::App* cmd = app.add_subcommand("tune", "measure every tactic per (shape, M bucket) and write the tuning cache");
+  cmd->add_option("--model", o.models, "model preset(s): " + [] {
+    std::string s;
+    for (const auto& n : model_preset_names()) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  }())->delimiter(',');
+  cmd->add_option("--shape", o.shapes, "N,K of a layer (repeatable)");
+  cmd->add_option("--m", o.m_spec, "M values: list, lo:hi:xF, lo:hi:+S or suite (default suite)");
+  cmd->add_option("--batch", o.batch, "batch (default 1)");
+  cmd->add_option("--dtype", o.dtype, "input types AxB (default e4m3xe4m3)");
+  cmd->add_option("--out", o.out_dtype, "output type (default bf16)");
+  cmd->add_option("--backend", o.backends, "challengers only from these backends")->delimiter(',');
+  cmd->add_option("--cache", o.cache, "cache file (default $FP8GEMM_CACHE, else fp8gemm_tune_cache.json)");
+  cmd->add_option("--json", o.json, "write every decision as JSON (scripts/make_default_table.py reads it)");
+  cmd->add_option("--key-budget-ms", o.key_budget_ms, "time budget per key (default 100)");
+  cmd->add_option("--run-budget-s", o.run_budget_s, "time budget of the run; later keys keep their default (0: none)");
+  cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
+  cmd->callback([] { run_tune(o); });
+});
+
+}  // namespace
+}  // namespace fp8gemm::cli
