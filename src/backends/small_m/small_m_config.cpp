@@ -118,14 +118,16 @@ int fill_splitk(const Problem& p, const Config& c, int sm_count) {
 
 Config default_config(const Problem& p, int sm_count, int cc) {
   FP8GEMM_REQUIRE(sm_count > 0, kInternal, "small_m: sm_count must be known");
+  // Measured on the H200 (docs/perf/small_m.md, v1 bench over the DESIGN suite, m 1..32): one
+  // row tile per block, 2-chunk batches, 8 warps and no split-K was the fastest tactic at 88 of
+  // 161 points and within a few % at most others; more rows per block (less activation
+  // re-reading) lost everywhere (fewer resident warps), and cluster split-K lost unless the
+  // rows alone cannot fill the SMs (1280 x 8192: splitk=3 best).
   Config c;
-  const int64_t tiles = p.n / 16;
-  // Two row tiles per warp halve the activation re-reads (L2 traffic m/(16*tiles) of the
-  // weights'); one tile keeps more blocks when N is small and M leaves the ratio low anyway.
-  c.rows = (p.m <= 8 && tiles < 4 * int64_t(sm_count)) ? 16 : 32;
+  c.rows = 16;
   const int64_t chunks = (p.k + kChunkK - 1) / kChunkK;
-  // Deeper batches only where K gives every warp several of them.
-  c.stages = (c.rows == 16 && chunks >= 64) ? 4 : 2;
+  // The long-K, tiny-m points (k >= 14336, m <= 4) were fastest with 4-chunk batches.
+  c.stages = (p.k >= 14336 && p.m <= 4) ? 4 : 2;
   // A block's warps split its K range; a warp without a whole batch of K would idle.
   c.warps = 8;
   while (c.warps > 1 && (shared_bytes(p, c) > 48 * 1024 || int64_t(c.warps) * c.stages > chunks)) c.warps /= 2;
