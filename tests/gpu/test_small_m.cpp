@@ -86,7 +86,7 @@ TEST(SmallM, EveryInstantiationAndSplit) {
           for (int splitk : {1, 2, 3, 8}) {
             const small_m::Config c{rows, splitk, warps, stages, (splitk + warps) % 2 == 1};
             if (!small_m::config_exists(c)) continue;
-            const Problem p = make(2, m, 336, 2064);  // 32 full 64-byte chunks and a 16-byte tail
+            const Problem p = make(2, m, 176, 2064);  // 32 full 64-byte chunks and a 16-byte tail
             const Tactic t{"small_m", c.to_string()};
             if (!be.can_implement(p, t)) continue;
             expect_ok(p, t, seed++);
