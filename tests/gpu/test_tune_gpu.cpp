@@ -1,0 +1,126 @@
+// The tuner on the GPU: tuned `auto` within 3% of the best measured tactic (also at M between
+// bucket edges), nothing profiled during stream capture inside an AutotuneScope, and a cache
+// saved on this device loading back in a fresh Context.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include <unistd.h>
+
+#include "core/device_buffer.h"
+#include "gpu_test_util.h"
+#include "fp8gemm/tune.h"
+#include "measure/graph_timer.h"
+#include "measure/rounds.h"
+#include "tune/bucket.h"
+#include "tune/selector.h"
+
+namespace fp8gemm {
+namespace {
+
+Problem problem(int64_t m, int64_t n, int64_t k) {
+  Problem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  return p;
+}
+
+// Every tactic of every available backend, `first` leading (the reference of the round).
+std::vector<Tactic> everything(Context& ctx, const Problem& p, const Tactic& first) {
+  std::vector<Tactic> out{first};
+  for (Backend* b : ctx.backends()) {
+    if (!b->available()) continue;
+    try {
+      for (const Tactic& t : b->tactics(p))
+        if (t != first) out.push_back(t);
+    } catch (const std::exception&) {
+    }
+  }
+  return out;
+}
+
+TEST(TuneGpu, TunedAutoIsWithinThreePercentOfTheBestTactic) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  Context ctx;
+  // (tuned at the bucket edge, measured at m): edges and points between edges.
+  const std::vector<Problem> points = {problem(16, 6144, 4096), problem(12, 6144, 4096),
+                                       problem(100, 4096, 4096), problem(128, 4096, 4096),
+                                       problem(700, 28672, 4096), problem(4096, 4096, 14336)};
+  tune(ctx, points);
+  GraphTimer timer(ctx);
+  RoundOptions ro;
+  ro.max_finalists = 12;
+  for (const Problem& p : points) {
+    const Tactic chosen = ctx.choose(p, "auto");
+    const RoundResult r = measure_in_rounds(timer, p, everything(ctx, p, chosen), ro);
+    ASSERT_TRUE(r.reference.ok) << r.reference.error;
+    double best = r.reference.median_us;
+    std::string best_name = chosen.name();
+    for (const Timing& t : r.finalists)
+      if (t.ok && t.median_us < best) best = t.median_us, best_name = t.tactic.name();
+    const double ratio = r.reference.median_us / best;
+    std::printf("%-50s auto %8.2f us  best %8.2f us  ratio %.3f  noise %.3f  auto=%s best=%s\n",
+                p.to_string().c_str(), r.reference.median_us, best, ratio, r.noise, chosen.name().c_str(),
+                best_name.c_str());
+    EXPECT_LE(ratio, 1.03 + 2 * r.noise) << p << ": auto " << chosen.name() << " vs best " << best_name;
+  }
+}
+
+TEST(TuneGpu, NothingIsProfiledDuringStreamCaptureInsideAnAutotuneScope) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  Context ctx;
+  install_autotuner(ctx);
+  auto* sel = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
+  ASSERT_NE(sel, nullptr);
+  const Problem p = problem(48, 4096, 4096);
+  DeviceBuffer a(p.m * p.k), b(p.n * p.k), out(p.m * p.n * 2), scales(2 * sizeof(float));
+  const float one[2] = {1, 1};
+  scales.upload(one, sizeof one);
+  GemmArgs args{a.get(), b.get(), scales.as<float>(), scales.as<float>() + 1, out.get()};
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  ctx.run(problem(8, 4096, 4096), args, stream);  // the stream's workspace, outside the scope
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  {
+    AutotuneScope scope(true, {}, &ctx);
+    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+    ctx.run(p, args, stream);
+    cudaGraph_t graph = nullptr;
+    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess) << "the capture was broken";
+    EXPECT_FALSE(sel->cache().find(tuning::key_of(p))) << "tuned inside a capture";
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+
+    ctx.run(p, args, stream);  // uncaptured, inside the scope: tunes the key first
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    EXPECT_TRUE(sel->cache().find(tuning::key_of(p)));
+  }
+  cudaStreamDestroy(stream);
+}
+
+TEST(TuneGpu, CacheSavedHereLoadsIntoAFreshContext) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("fp8gemm_tune_gpu_" + std::to_string(::getpid()) + ".json")).string();
+  std::filesystem::remove(path);
+  const std::vector<Problem> ps = {problem(32, 4096, 4096), problem(256, 4096, 4096)};
+  {
+    Context ctx;
+    const auto d = tune(ctx, ps);
+    ASSERT_EQ(d.size(), 2u);
+    EXPECT_TRUE(d[0].measured) << d[0].reason;
+    save_cache(ctx, path);
+  }
+  Context fresh;
+  EXPECT_EQ(load_cache(fresh, path), 2u);
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + ".lock");
+}
+
+}  // namespace
+}  // namespace fp8gemm
