@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "measure/graph_timer.h"
 #include "tune/bucket.h"
 
 namespace fp8gemm::tuning {
@@ -36,9 +37,8 @@ bool allowed(const std::string& backend, const std::vector<std::string>& only) {
   return only.empty() || std::find(only.begin(), only.end(), backend) != only.end();
 }
 
-// Calls per graph replay the GPU timer is expected to use (DESIGN: >= 20 short calls, >= 3
-// once a replay lasts ~1 ms); only for budgeting.
-int expected_calls(double call_us) { return int(std::clamp(std::ceil(1000.0 / call_us), 3.0, 20.0)); }
+// Calls per graph replay the GPU timer will use with its default sizing; only for budgeting.
+int expected_calls(double call_us) { return calls_per_replay_for(call_us, GraphTimerOptions{}); }
 
 }  // namespace
 

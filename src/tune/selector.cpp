@@ -59,7 +59,7 @@ std::optional<Tactic> TuningSelector::tune_lazily(const Problem& p) {
   if (failed_keys_.count(key.to_string())) return std::nullopt;
   try {
     if (!lazy_timer_) lazy_timer_ = config_.make_timer();
-    const Decision d = tune({p}, *lazy_timer_, config_.lazy_options).front();
+    const Decision d = tune_locked({p}, *lazy_timer_, config_.lazy_options).front();
     if (!config_.cache_path.empty() && d.measured) {
       try {
         save(config_.cache_path);
@@ -77,6 +77,12 @@ std::optional<Tactic> TuningSelector::tune_lazily(const Problem& p) {
 
 std::vector<Decision> TuningSelector::tune(const std::vector<Problem>& problems, Timer& timer,
                                            const TuneOptions& options) {
+  std::lock_guard lock(tune_mutex_);
+  return tune_locked(problems, timer, options);
+}
+
+std::vector<Decision> TuningSelector::tune_locked(const std::vector<Problem>& problems, Timer& timer,
+                                                  const TuneOptions& options) {
   const auto clock = config_.clock_ms ? config_.clock_ms : std::function<double()>(steady_ms);
   PolicyOptions po = policy_options(options);
   po.clock_ms = clock;

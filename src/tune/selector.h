@@ -60,13 +60,16 @@ class TuningSelector : public Selector {
   bool lazy_active() const { return config_.lazy || scopes_.load() > 0; }
 
  private:
+  std::vector<Decision> tune_locked(const std::vector<Problem>& problems, Timer& timer, const TuneOptions& options);
   std::vector<CacheEntry> valid_entries(const CacheFile& file, const std::string& path);
   std::optional<Tactic> tune_lazily(const Problem& p);
 
   SelectorConfig config_;
   TuneCache cache_;
   std::atomic<int> scopes_{0};
-  std::mutex tune_mutex_;          // one measurement at a time (the timer owns GPU buffers)
+  // One measurement at a time, explicit or lazy: concurrent timings would disturb each other,
+  // and the lazy timer owns GPU buffers.
+  std::mutex tune_mutex_;
   std::unique_ptr<Timer> lazy_timer_;
   std::set<std::string> failed_keys_;  // lazy tuning that threw: not retried in this process
 };
