@@ -8,6 +8,9 @@ decision's default is cuBLASLt's heuristic, the floor):
     python3 scripts/make_default_table.py tune.json [more.json ...] \
         --out src/tune/default_table_sm90.cpp
 
+Use a fresh --cache (or --retune): keys answered from an existing cache carry no measurement
+and are skipped.
+
 A rule is emitted only where the measured choice differs from the floor (where the floor wins
 there is nothing to store: the Context falls back to it anyway). Consecutive M buckets of one
 shape class with the same choice are merged into one M range. Several input files are allowed;
