@@ -45,6 +45,15 @@ TuneKey key_of(const Problem& p) {
   return k;
 }
 
+namespace {
+auto fields(const TuneKey& k) {
+  return std::tie(k.op, k.a_type, k.b_type, k.out_type, k.batch, k.m_bucket, k.n, k.k, k.alignment);
+}
+}  // namespace
+
+bool TuneKey::operator<(const TuneKey& o) const { return fields(*this) < fields(o); }
+bool TuneKey::operator==(const TuneKey& o) const { return fields(*this) == fields(o); }
+
 std::string TuneKey::to_string() const {
   std::ostringstream os;
   os << op << ' ' << fp8gemm::to_string(a_type) << 'x' << fp8gemm::to_string(b_type) << "->"

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 
 #include "fp8gemm/tune.h"
 #include "fp8gemm/types.h"
@@ -21,8 +22,9 @@ struct TuneKey {
   std::string to_string() const;
   // The problem a key is tuned on: M = the bucket's upper edge.
   Problem representative() const;
-  bool operator<(const TuneKey& o) const { return to_string() < o.to_string(); }
-  bool operator==(const TuneKey& o) const { return to_string() == o.to_string(); }
+  // Field-wise (no string building: dispatch looks keys up on every call).
+  bool operator<(const TuneKey& o) const;
+  bool operator==(const TuneKey& o) const;
 };
 
 TuneKey key_of(const Problem& p);

@@ -35,41 +35,58 @@ std::string Validators::mismatch(const Validators& f) const {
   return os.str();
 }
 
+TuneCache::Stored TuneCache::store(const CacheEntry& e) {
+  Stored s{e, std::nullopt};
+  try {
+    s.tactic = Tactic::parse(e.tactic);
+  } catch (const std::exception&) {
+  }
+  return s;
+}
+
 std::optional<CacheEntry> TuneCache::find(const TuneKey& key) const {
-  std::lock_guard lock(mutex_);
-  auto it = entries_.find(key.to_string());
+  std::shared_lock lock(mutex_);
+  auto it = entries_.find(key);
   if (it == entries_.end()) return std::nullopt;
-  return it->second;
+  return it->second.entry;
+}
+
+std::optional<Tactic> TuneCache::find_tactic(const TuneKey& key) const {
+  std::shared_lock lock(mutex_);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return std::nullopt;
+  return it->second.tactic;
 }
 
 void TuneCache::put(const CacheEntry& e) {
-  std::lock_guard lock(mutex_);
-  entries_[e.key.to_string()] = e;
+  Stored s = store(e);
+  std::unique_lock lock(mutex_);
+  entries_[e.key] = std::move(s);
 }
 
 void TuneCache::merge(const std::vector<CacheEntry>& entries, bool overwrite) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   for (const CacheEntry& e : entries) {
-    auto [it, inserted] = entries_.emplace(e.key.to_string(), e);
-    if (!inserted && overwrite) it->second = e;
+    auto [it, inserted] = entries_.emplace(e.key, store(e));
+    if (!inserted && overwrite) it->second = store(e);
   }
 }
 
 void TuneCache::replace(const std::vector<CacheEntry>& entries) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   entries_.clear();
-  for (const CacheEntry& e : entries) entries_[e.key.to_string()] = e;
+  for (const CacheEntry& e : entries) entries_[e.key] = store(e);
 }
 
 std::vector<CacheEntry> TuneCache::entries() const {
-  std::lock_guard lock(mutex_);
+  std::shared_lock lock(mutex_);
   std::vector<CacheEntry> out;
-  for (auto& [k, e] : entries_) out.push_back(e);
+  for (auto& [k, s] : entries_) out.push_back(s.entry);
   return out;
 }
 
 size_t TuneCache::size() const {
-  std::lock_guard lock(mutex_);
+  std::shared_lock lock(mutex_);
   return entries_.size();
 }
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <map>
 #include <mutex>
+#include <shared_mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,9 @@ struct Validators {
 class TuneCache {
  public:
   std::optional<CacheEntry> find(const TuneKey& key) const;
+  // The hot path of dispatch: the entry's tactic, parsed once when it was stored; a shared
+  // lock, so concurrent calls do not serialize.
+  std::optional<Tactic> find_tactic(const TuneKey& key) const;
   void put(const CacheEntry& e);
   // Adds entries; on a key present in both, `overwrite` decides whose entry stays.
   void merge(const std::vector<CacheEntry>& entries, bool overwrite);
@@ -50,8 +54,13 @@ class TuneCache {
   size_t size() const;
 
  private:
-  mutable std::mutex mutex_;
-  std::map<std::string, CacheEntry> entries_;  // by TuneKey::to_string()
+  struct Stored {
+    CacheEntry entry;
+    std::optional<Tactic> tactic;  // nullopt when the name does not parse (never returned)
+  };
+  static Stored store(const CacheEntry& e);
+  mutable std::shared_mutex mutex_;
+  std::map<TuneKey, Stored> entries_;
 };
 
 // Reading never throws: a file that is missing, unreadable, corrupt, truncated, of another

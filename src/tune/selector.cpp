@@ -38,9 +38,8 @@ Tactic TuningSelector::default_for(const Problem& p) {
 
 std::optional<Tactic> TuningSelector::select(const Problem& p, const std::string& backend, cudaStream_t stream) {
   const TuneKey key = key_of(p);  // the same bucket function as tuning (fault 2)
-  if (auto e = cache_.find(key)) {
-    Tactic t = Tactic::parse(e->tactic);
-    if (belongs(t, backend)) return t;
+  if (auto t = cache_.find_tactic(key)) {
+    if (belongs(*t, backend)) return t;
     return std::nullopt;  // a named backend other than the tuned choice's: its own default
   }
   // Profiling inside a capture would record the tuner's work into the caller's graph (or break
@@ -55,7 +54,7 @@ std::optional<Tactic> TuningSelector::select(const Problem& p, const std::string
 std::optional<Tactic> TuningSelector::tune_lazily(const Problem& p) {
   const TuneKey key = key_of(p);
   std::lock_guard lock(tune_mutex_);
-  if (auto e = cache_.find(key)) return Tactic::parse(e->tactic);  // another thread tuned it
+  if (auto t = cache_.find_tactic(key)) return t;  // another thread tuned it meanwhile
   if (failed_keys_.count(key.to_string())) return std::nullopt;
   try {
     if (!lazy_timer_) lazy_timer_ = config_.make_timer();
