@@ -32,6 +32,10 @@ struct Problem {
   DType out_type = DType::kBF16;
   // Smallest byte alignment of the A, B and out pointers (capped at 16). Part of tuning keys.
   int alignment = 16;
+  // Smallest byte alignment of the two scale pointers (4, 8 or 16). cuBLASLt's FP8 matmul
+  // returns NOT_SUPPORTED unless both are 16-byte aligned (seen on H200 with cuBLASLt 13.1), so
+  // it is part of the problem: backends that need it say so in can_implement.
+  int scale_alignment = 16;
 
   bool empty() const { return batch == 0 || m == 0; }
   double flops() const { return 2.0 * batch * m * n * k; }

@@ -44,17 +44,19 @@ std::string Problem::to_string() const {
   os << "b=" << batch << " m=" << m << " n=" << n << " k=" << k << " " << fp8gemm::to_string(a_type)
      << "x" << fp8gemm::to_string(b_type) << "->" << fp8gemm::to_string(out_type)
      << " align=" << alignment;
+  if (scale_alignment != 16) os << " scale_align=" << scale_alignment;
   return os.str();
 }
 
 bool Problem::operator==(const Problem& o) const {
   return batch == o.batch && m == o.m && n == o.n && k == o.k && a_type == o.a_type &&
-         b_type == o.b_type && out_type == o.out_type && alignment == o.alignment;
+         b_type == o.b_type && out_type == o.out_type && alignment == o.alignment &&
+         scale_alignment == o.scale_alignment;
 }
 
 bool Problem::operator<(const Problem& o) const {
   auto key = [](const Problem& p) {
-    return std::tie(p.batch, p.m, p.n, p.k, p.a_type, p.b_type, p.out_type, p.alignment);
+    return std::tie(p.batch, p.m, p.n, p.k, p.a_type, p.b_type, p.out_type, p.alignment, p.scale_alignment);
   };
   return key(*this) < key(o);
 }

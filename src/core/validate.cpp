@@ -1,5 +1,6 @@
 #include "core/validate.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -123,6 +124,13 @@ Problem validate(const BmmFp8Args& args, const DeviceInfo& device, const Pointer
   FP8GEMM_REQUIRE(reinterpret_cast<uintptr_t>(args.b_scale) % 4 == 0, kInvalidArgument,
                   "b_scale must be 4-byte aligned (a float32)");
 
+  auto align_of = [](const void* ptr) {
+    const auto addr = reinterpret_cast<uintptr_t>(ptr);
+    return addr % 16 == 0 ? 16 : addr % 8 == 0 ? 8 : 4;
+  };
+  Problem checked = p;
+  checked.scale_alignment = std::min(align_of(args.a_scale), align_of(args.b_scale));
+
   const size_t a_bytes = size_t(p.batch * p.m * p.k), b_bytes = size_t(p.batch * p.n * p.k);
   const size_t out_bytes = size_t(p.batch * p.m * p.n) * dtype_bytes(p.out_type);
   FP8GEMM_REQUIRE(!overlaps(args.out, out_bytes, args.a, a_bytes), kInvalidArgument,
@@ -132,7 +140,7 @@ Problem validate(const BmmFp8Args& args, const DeviceInfo& device, const Pointer
   FP8GEMM_REQUIRE(!overlaps(args.out, out_bytes, args.a_scale, 4) &&
                       !overlaps(args.out, out_bytes, args.b_scale, 4),
                   kInvalidArgument, "out overlaps a_scale or b_scale: the output must not alias an input");
-  return p;
+  return checked;
 }
 
 }  // namespace fp8gemm

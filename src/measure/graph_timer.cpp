@@ -129,7 +129,7 @@ struct GraphTimer::Impl {
   GemmArgs args(int call, int first_copy, void* output) const {
     const int copy = (first_copy + call) % copies;
     const auto* w = static_cast<const uint8_t*>(weights.get()) + size_t(copy) * copy_stride;
-    return GemmArgs{a.get(), w, scales.as<float>(), scales.as<float>() + 1, output};
+    return GemmArgs{a.get(), w, scales.as<float>(), scales.as<float>() + 4, output};
   }
 
   float elapsed_ms(cudaEvent_t start, cudaEvent_t stop) {
@@ -218,8 +218,9 @@ GraphTimer::GraphTimer(Context& ctx, GraphTimerOptions options) : impl_(std::mak
   DeviceGuard guard(ctx.device().device);
   FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
   impl_->l2_bytes = std::max<size_t>(ctx.device().l2_bytes, 1 << 20);
-  impl_->scales = DeviceBuffer(2 * sizeof(float));
-  const float ones[2] = {1.0f, 1.0f};
+  // Two scalars 16 bytes apart: cuBLASLt needs 16-byte aligned scale pointers.
+  impl_->scales = DeviceBuffer(8 * sizeof(float));
+  const float ones[8] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
   impl_->scales.upload(ones, sizeof ones);
   impl_->scratch = DeviceBuffer(64);
 }

@@ -11,6 +11,8 @@ bool tactic_uses_fast_accum(const Tactic& t) {
   return c.find("fast_accum=0") == std::string::npos && c.find("acc32") == std::string::npos;
 }
 
+constexpr size_t kScaleStride = 16;  // bytes between a_scale and b_scale
+
 struct VerifyCase::Buffers {
   DeviceBuffer a, b, scales, out;
 };
@@ -21,11 +23,14 @@ VerifyCase::VerifyCase(const Problem& p, uint64_t seed) : problem_(p), buffers_(
   Buffers& d = *buffers_;
   d.a = DeviceBuffer(in.a.size());
   d.b = DeviceBuffer(in.b.size());
-  d.scales = DeviceBuffer(2 * sizeof(float));
+  d.scales = DeviceBuffer(kScaleStride + sizeof(float));
   d.out = DeviceBuffer(size_t(p.batch * p.m * p.n) * dtype_bytes(p.out_type));
   d.a.upload(in.a.data(), in.a.size());
   d.b.upload(in.b.data(), in.b.size());
-  const float s[2] = {in.a_scale, in.b_scale};
+  // Separately allocated scalars (as torch passes them) are 16-byte aligned; so are these.
+  float s[kScaleStride / sizeof(float) + 1] = {};
+  s[0] = in.a_scale;
+  s[kScaleStride / sizeof(float)] = in.b_scale;
   d.scales.upload(s, sizeof s);
 }
 
@@ -35,7 +40,8 @@ CheckResult VerifyCase::run(Context& ctx, const Tactic& t, cudaStream_t stream) 
   Buffers& d = *buffers_;
   // All-ones bytes are NaN in bf16 and fp16: an element the kernel does not write fails.
   FP8GEMM_CUDA_CHECK(cudaMemsetAsync(d.out.get(), 0xFF, d.out.bytes(), stream));
-  GemmArgs args{d.a.get(), d.b.get(), d.scales.as<float>(), d.scales.as<float>() + 1, d.out.get()};
+  GemmArgs args{d.a.get(), d.b.get(), d.scales.as<float>(), d.scales.as<float>() + kScaleStride / sizeof(float),
+                d.out.get()};
   ctx.run_tactic(problem_, t, args, stream);
   FP8GEMM_CUDA_CHECK(cudaGetLastError());
   FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -42,12 +42,14 @@ TuneKey key_of(const Problem& p) {
   k.n = p.n;
   k.k = p.k;
   k.alignment = alignment_class(p.alignment);
+  k.scale_alignment = p.scale_alignment;
   return k;
 }
 
 namespace {
 auto fields(const TuneKey& k) {
-  return std::tie(k.op, k.a_type, k.b_type, k.out_type, k.batch, k.m_bucket, k.n, k.k, k.alignment);
+  return std::tie(k.op, k.a_type, k.b_type, k.out_type, k.batch, k.m_bucket, k.n, k.k, k.alignment,
+                  k.scale_alignment);
 }
 }  // namespace
 
@@ -59,6 +61,7 @@ std::string TuneKey::to_string() const {
   os << op << ' ' << fp8gemm::to_string(a_type) << 'x' << fp8gemm::to_string(b_type) << "->"
      << fp8gemm::to_string(out_type) << " b=" << batch << " m<=" << m_bucket << " n=" << n
      << " k=" << k << " align=" << alignment;
+  if (scale_alignment != 16) os << " scale_align=" << scale_alignment;
   return os.str();
 }
 
@@ -72,6 +75,7 @@ Problem TuneKey::representative() const {
   p.b_type = b_type;
   p.out_type = out_type;
   p.alignment = alignment;
+  p.scale_alignment = scale_alignment;
   return p;
 }
 

@@ -17,6 +17,7 @@ struct TuneKey {
   DType a_type = DType::kE4M3, b_type = DType::kE4M3, out_type = DType::kBF16;
   int64_t batch = 1, m_bucket = 1, n = 0, k = 0;
   int alignment = 16;
+  int scale_alignment = 16;  // Problem::scale_alignment (cuBLASLt needs 16)
 
   // "bmm_fp8 e4m3xe4m3->bf16 b=1 m<=16 n=6144 k=4096 align=16": the cache entry's identity.
   std::string to_string() const;

@@ -47,7 +47,7 @@ json to_json(const CacheEntry& e) {
   const TuneKey& k = e.key;
   return {{"key", k.to_string()}, {"op", k.op}, {"a", to_string(k.a_type)}, {"b", to_string(k.b_type)},
           {"out", to_string(k.out_type)}, {"batch", k.batch}, {"m_bucket", k.m_bucket}, {"n", k.n},
-          {"k", k.k}, {"alignment", k.alignment}, {"tactic", e.tactic}, {"us", e.us},
+          {"k", k.k}, {"alignment", k.alignment}, {"scale_alignment", k.scale_alignment}, {"tactic", e.tactic}, {"us", e.us},
           {"default", e.default_tactic}, {"default_us", e.default_us}};
 }
 
@@ -62,6 +62,7 @@ CacheEntry entry_from(const json& j) {
   e.key.n = j.at("n").get<int64_t>();
   e.key.k = j.at("k").get<int64_t>();
   e.key.alignment = j.at("alignment").get<int>();
+  e.key.scale_alignment = j.value("scale_alignment", 16);
   e.tactic = j.at("tactic").get<std::string>();
   e.us = j.value("us", 0.0);
   e.default_tactic = j.value("default", std::string());

@@ -156,3 +156,18 @@ TEST(Validate, AdjacentButNotOverlappingBuffersPass) {
 
 }  // namespace
 }  // namespace fp8gemm
+
+namespace fp8gemm {
+namespace {
+
+TEST(Validate, RecordsScaleAlignmentForBackendsThatNeedIt) {
+  BmmFp8Args args = valid_args();  // scales at 0x10300000 and +4
+  EXPECT_EQ(validate(args, h200(), fake_inspect).scale_alignment, 4);
+  args.b_scale = static_cast<const float*>(at(0x10300008));
+  EXPECT_EQ(validate(args, h200(), fake_inspect).scale_alignment, 8);
+  args.b_scale = static_cast<const float*>(at(0x10300010));
+  EXPECT_EQ(validate(args, h200(), fake_inspect).scale_alignment, 16);
+}
+
+}  // namespace
+}  // namespace fp8gemm

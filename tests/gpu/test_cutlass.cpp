@@ -109,17 +109,17 @@ void check_in_graph(Context& ctx, const Problem& p, const Tactic& t) {
   const HostInputs in = random_inputs(p, 7);
   const Reference ref = reference_gemm(p, in);
   const size_t out_elems = size_t(p.batch * p.m * p.n);
-  DeviceBuffer a(in.a.size()), b(in.b.size()), scales(2 * sizeof(float)), out(out_elems * 2);
+  DeviceBuffer a(in.a.size()), b(in.b.size()), scales(8 * sizeof(float)), out(out_elems * 2);
   a.upload(in.a.data(), in.a.size());
   b.upload(in.b.data(), in.b.size());
-  const float s[2] = {in.a_scale, in.b_scale};
+  const float s[8] = {in.a_scale, 0, 0, 0, in.b_scale, 0, 0, 0};  // 16-byte aligned scalars
   scales.upload(s, sizeof s);
   cudaStream_t stream;
   FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   ctx.workspace(stream);  // the Context allocates a stream's workspace on first use: not in capture
   FP8GEMM_CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), stream));
   FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  GemmArgs args{a.get(), b.get(), scales.as<float>(), scales.as<float>() + 1, out.get()};
+  GemmArgs args{a.get(), b.get(), scales.as<float>(), scales.as<float>() + 4, out.get()};
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   FP8GEMM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));

@@ -74,10 +74,10 @@ TEST(TuneGpu, NothingIsProfiledDuringStreamCaptureInsideAnAutotuneScope) {
   auto* sel = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
   ASSERT_NE(sel, nullptr);
   const Problem p = problem(48, 4096, 4096);
-  DeviceBuffer a(p.m * p.k), b(p.n * p.k), out(p.m * p.n * 2), scales(2 * sizeof(float));
-  const float one[2] = {1, 1};
+  DeviceBuffer a(p.m * p.k), b(p.n * p.k), out(p.m * p.n * 2), scales(8 * sizeof(float));
+  const float one[8] = {1, 1, 1, 1, 1, 1, 1, 1};  // a_scale and b_scale 16 bytes apart
   scales.upload(one, sizeof one);
-  GemmArgs args{a.get(), b.get(), scales.as<float>(), scales.as<float>() + 1, out.get()};
+  GemmArgs args{a.get(), b.get(), scales.as<float>(), scales.as<float>() + 4, out.get()};
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   ctx.run(problem(8, 4096, 4096), args, stream);  // the stream's workspace, outside the scope

@@ -109,6 +109,7 @@ class CublasLtBackend final : public Backend {
   }
 
   std::vector<Tactic> tactics(const Problem& p) override {
+    if (!scales_supported(p)) return {};
     {
       std::shared_lock lock(mutex_);
       auto it = tactics_memo_.find(p);
@@ -135,6 +136,7 @@ class CublasLtBackend final : public Backend {
 
   Tactic default_tactic(const Problem& p) override {
     // The heuristic's first with fast accumulation: what torch._scaled_mm(use_fast_accum=True) runs.
+    if (Verdict v = scales_supported(p); !v.ok) FP8GEMM_FAIL(kUnsupported, v.reason);
     auto results = heuristics(p, true, 1);
     FP8GEMM_REQUIRE(!results.empty(), kUnsupported, "cuBLASLt has no algorithm for ", p);
     return Tactic{"cublaslt", cublaslt::format_config(cublaslt::read_config(results[0].algo, true))};
@@ -143,6 +145,7 @@ class CublasLtBackend final : public Backend {
   Verdict can_implement(const Problem& p, const Tactic& t) override {
     if (t.backend != "cublaslt") return Verdict::no("not a cublaslt tactic: " + t.name());
     if (Verdict v = available(); !v.ok) return v;
+    if (Verdict v = scales_supported(p); !v.ok) return v;
     try {
       return checked_algo(p, t.config).verdict;
     } catch (const Error& e) {
@@ -165,6 +168,14 @@ class CublasLtBackend final : public Backend {
 
  private:
   static constexpr int kHeuristicCount = 32;
+
+  static Verdict scales_supported(const Problem& p) {
+    if (p.scale_alignment >= 16) return Verdict::yes();
+    return Verdict::no("cuBLASLt's FP8 matmul needs 16-byte aligned a_scale and b_scale pointers (it returns "
+                       "NOT_SUPPORTED otherwise); these are only " + std::to_string(p.scale_alignment) +
+                       "-byte aligned");
+  }
+
   static constexpr size_t kMaxEnumerated = 48;
 
   std::vector<cublasLtMatmulHeuristicResult_t> heuristics(const Problem& p, bool fast_accum, int count) {
