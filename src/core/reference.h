@@ -27,8 +27,10 @@ struct Reference {
 Reference reference_gemm(const Problem& p, const HostInputs& in);
 
 // Tolerance: an element passes when |out - ref| <= out_rtol*|ref| + acc_tol*abs_sum.
-//  out_rtol: one unit in the last place of the output type (bf16 2^-8, fp16 2^-11), i.e. twice
-//            the round-to-nearest error of storing the exact result.
+//  out_rtol: one unit in the last place of the output type relative to the value (bf16 2^-7,
+//            fp16 2^-10: 8 and 11 bits of precision), twice the worst round-to-nearest error of
+//            storing the result (half an ulp is up to 2^-8 / 2^-11 of |x| just above a power
+//            of two; the H200 run showed FP32-accumulating tactics at 1.2x a half-ulp bound).
 //  acc_tol:  the tensor cores' FP32 accumulation; with fast accumulation Hopper keeps ~13-14
 //            mantissa bits in the running sum, which bounds the error by a small multiple of
 //            2^-13 * sum|A*B| for the K of the suite; 2^-9 leaves margin for K = 32768.

@@ -171,7 +171,7 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
     if (pruned_best) {
       point.entries.push_back(entry_of(name + "_best", pruned_best, "short round only: pruned"));
     } else {
-      std::string why = "no tactic ran";
+      std::string why = "n/a (no tactic for this problem)";
       for (const Timing& t : r.pruned)
         if (t.tactic.backend == name && !t.ok) {
           why = "failed: " + t.error;

@@ -97,6 +97,7 @@ void run_check(const CheckOptions& o) {
         ++failed;
         continue;
       }
+      std::printf("%-44s %s: %zu tactics\n", p.to_string().c_str(), b->name().c_str(), tactics.size());
       for (const Tactic& t : tactics) {
         if (!o.tactic_filter.empty() && t.name().find(o.tactic_filter) == std::string::npos) continue;
         std::string result;

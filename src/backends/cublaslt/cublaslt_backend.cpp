@@ -202,7 +202,8 @@ class CublasLtBackend final : public Backend {
   }
 
   // Configurations beyond the heuristic's list: every algorithm id for these types, each tile
-  // it supports, default stages/cluster, no split-K. Only those passing AlgoCheck are kept.
+  // it supports, with default stages if AlgoCheck accepts that, else the first stage count it
+  // accepts; automatic cluster shape, no split-K. Only those passing AlgoCheck are kept.
   std::vector<cublasLtMatmulAlgo_t> enumerate(const Problem& p) {
     std::vector<int> ids(64);
     int n_ids = 0;
@@ -225,17 +226,30 @@ class CublasLtBackend final : public Backend {
       std::vector<uint32_t> tiles(bytes / sizeof(uint32_t));
       if (tiles.empty()) tiles.push_back(CUBLASLT_MATMUL_TILE_UNDEFINED);
       else cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_TILE_IDS, tiles.data(), bytes, &bytes);
+      std::vector<uint32_t> stages{CUBLASLT_MATMUL_STAGES_UNDEFINED};
+      if (cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_STAGES_IDS, nullptr, 0, &bytes) ==
+              CUBLAS_STATUS_SUCCESS &&
+          bytes) {
+        stages.resize(1 + bytes / sizeof(uint32_t));
+        cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_STAGES_IDS, stages.data() + 1, bytes, &bytes);
+      }
       for (uint32_t tile : tiles) {
         if (out.size() >= kMaxEnumerated) break;
-        cublasLtMatmulAlgo_t candidate = algo;
-        if (cublasLtMatmulAlgoConfigSetAttribute(&candidate, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile) !=
-            CUBLAS_STATUS_SUCCESS)
-          continue;
-        cublasLtMatmulHeuristicResult_t result{};
-        if (cublasLtMatmulAlgoCheck(handle_, &d.op, &d.a, &d.b, &d.d, &d.d, &candidate, &result) ==
-                CUBLAS_STATUS_SUCCESS &&
-            result.workspaceSize <= max_workspace_)
-          out.push_back(candidate);
+        for (uint32_t stage : stages) {
+          cublasLtMatmulAlgo_t candidate = algo;
+          if (cublasLtMatmulAlgoConfigSetAttribute(&candidate, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile) !=
+                  CUBLAS_STATUS_SUCCESS ||
+              cublasLtMatmulAlgoConfigSetAttribute(&candidate, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stage,
+                                                   sizeof stage) != CUBLAS_STATUS_SUCCESS)
+            continue;
+          cublasLtMatmulHeuristicResult_t result{};
+          if (cublasLtMatmulAlgoCheck(handle_, &d.op, &d.a, &d.b, &d.d, &d.d, &candidate, &result) ==
+                  CUBLAS_STATUS_SUCCESS &&
+              result.workspaceSize <= max_workspace_) {
+            out.push_back(candidate);
+            break;  // one stage count per tile: the first AlgoCheck accepts
+          }
+        }
       }
     }
     return out;
