@@ -49,8 +49,10 @@ class CutlassBackend final : public Backend {
     static const char* const kSmallM[] = {"sm90_pingpong_64x16x256_c4x1x1_swap", "sm90_pingpong_64x128x128_c2x1x1"};
     static const char* const kUpTo64[] = {"sm90_pingpong_64x64x256_c1x1x1_swap", "sm90_pingpong_64x16x256_c4x1x1_swap",
                                           "sm90_pingpong_64x128x128_c2x1x1"};
-    static const char* const kUpTo128[] = {"sm90_pingpong_64x128x128_c2x1x1"};
-    static const char* const kUpTo2048[] = {"sm90_pingpong_128x128x128_c2x1x1", "sm90_pingpong_64x128x128_c2x1x1"};
+    static const char* const kUpTo128[] = {"sm90_pingpong_64x128x128_c2x1x1", "sm90_pingpong_128x128x128_c2x1x1",
+                                           "sm90_cooperative_128x256x128_c2x1x1"};
+    static const char* const kUpTo2048[] = {"sm90_pingpong_128x128x128_c2x1x1", "sm90_pingpong_64x128x128_c2x1x1",
+                                            "sm90_cooperative_128x256x128_c2x1x1"};
     static const char* const kLarge[] = {"sm90_cooperative_128x256x128_c2x1x1", "sm90_pingpong_128x128x128_c2x1x1",
                                          "sm90_pingpong_64x128x128_c2x1x1"};
     auto try_list = [&](auto& names) -> std::optional<Tactic> {
