@@ -47,6 +47,7 @@ struct Decision {
   std::string reason;       // one sentence: why `choice`
   bool measured = false;    // false: nothing was timed (budget spent, no challenger, ...)
   double elapsed_ms = 0;    // wall time spent on this key
+  std::vector<int64_t> sampled_ms;  // M values below the edge where the finalists were also timed
   std::vector<CandidateReport> candidates;
   std::vector<std::string> excluded_backends;  // "name: reason"
 };

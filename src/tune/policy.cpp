@@ -135,6 +135,19 @@ std::vector<Tactic> trim_candidates(const std::vector<Tactic>& tactics, size_t k
   return out;
 }
 
+std::vector<int64_t> bucket_sample_ms(int64_t m, int count) {
+  const int64_t edge = m_bucket(m);
+  const auto& edges = m_bucket_edges();
+  int64_t lower = 0;  // the previous edge: the bucket is (lower, edge]
+  for (int64_t e : edges)
+    if (e < edge) lower = e;
+  if (edge > edges.back()) lower = edge / 2;
+  std::vector<int64_t> out;
+  for (int64_t s : {lower + 1, (lower + 1 + edge) / 2})
+    if (s < edge && int(out.size()) < count && (out.empty() || out.back() != s)) out.push_back(s);
+  return out;
+}
+
 Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
                 const Tactic& default_tactic, const Tactic& floor_tactic, Timer& timer,
                 const PolicyOptions& o) {
@@ -186,13 +199,57 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
     return finish("kept the default: it failed to run (" + rr.reference.error +
                   "), so no challenger's output can be checked against it");
 
-  // Challengers that beat the default by more than the threshold, fastest first; ties keep
-  // candidate order (stable sort), so a tie never depends on timing order.
+  // Worst-case ratio to the best over the bucket: each candidate's time over the fastest time
+  // at the edge and at the sampled M values below it. Without samples this orders exactly as
+  // the edge times do, so the rule below is then the plain one.
+  std::map<std::string, double> worst;
+  {
+    std::vector<const Timing*> sampled{&rr.reference};
+    std::vector<const Timing*> by_time;
+    for (const Timing& t : rr.finalists)
+      if (t.ok) by_time.push_back(&t);
+    std::stable_sort(by_time.begin(), by_time.end(),
+                     [](const Timing* x, const Timing* y) { return x->median_us < y->median_us; });
+    for (const Timing* t : by_time)
+      if (int(sampled.size()) <= o.sampled_finalists) sampled.push_back(t);
+    std::map<std::string, std::vector<double>> times;  // per candidate, per M (edge first)
+    for (const Timing* t : sampled) times[t->tactic.name()].push_back(t->median_us);
+    std::vector<int64_t> ms = bucket_sample_ms(problem.m, o.bucket_samples);
+    if (sampled.size() < 2 || !rr.reference.ok) ms.clear();
+    for (int64_t m : ms) {
+      Problem q = problem;
+      q.m = m;
+      std::vector<Tactic> tactics;
+      for (const Timing* t : sampled) tactics.push_back(t->tactic);
+      std::vector<Timing> r;
+      try {
+        r = timer.measure(q, tactics, MeasureOptions{0, 5, 1});
+      } catch (const std::exception&) {
+        r.clear();
+      }
+      for (size_t i = 0; i < sampled.size(); ++i)
+        times[sampled[i]->tactic.name()].push_back(i < r.size() && r[i].ok ? r[i].median_us : INFINITY);
+      d.sampled_ms.push_back(m);
+    }
+    const size_t n_ms = 1 + d.sampled_ms.size();
+    for (size_t s = 0; s < n_ms; ++s) {
+      double best = INFINITY;
+      for (auto& [name, v] : times) best = std::min(best, v[s]);
+      for (auto& [name, v] : times) worst[name] = std::max(worst[name], v[s] / best);
+    }
+    for (const Timing& t : rr.finalists)  // finalists not sampled: judged at the edge only
+      if (t.ok && !worst.count(t.tactic.name())) worst[t.tactic.name()] = INFINITY;
+  }
+  const double default_worst = worst[d.default_tactic];
+
+  // Challengers whose worst case beats the default's by more than the threshold, best first;
+  // ties keep candidate order (stable sort), so a tie never depends on timing order.
   std::vector<const Timing*> faster;
   for (const Timing& t : rr.finalists)
-    if (t.ok && t.median_us < d.default_us * (1.0 - d.threshold)) faster.push_back(&t);
-  std::stable_sort(faster.begin(), faster.end(),
-                   [](const Timing* x, const Timing* y) { return x->median_us < y->median_us; });
+    if (t.ok && worst[t.tactic.name()] < default_worst * (1.0 - d.threshold)) faster.push_back(&t);
+  std::stable_sort(faster.begin(), faster.end(), [&](const Timing* x, const Timing* y) {
+    return worst[x->tactic.name()] < worst[y->tactic.name()];
+  });
 
   std::map<std::string, double> diffs;
   if (!faster.empty()) {
@@ -226,12 +283,18 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
 
   const std::string rule = "max(" + percent(o.min_gain) + ", " + std::to_string(o.noise_factor).substr(0, 3) +
                            "x noise " + percent(rr.noise) + ") = " + percent(d.threshold);
+  std::string over;
+  for (int64_t m : d.sampled_ms) over += (over.empty() ? " (also timed at M=" : ",") + std::to_string(m);
+  if (!over.empty()) over += ")";
   if (winner) {
     d.choice = winner->tactic.name();
     d.choice_us = winner->median_us;
     return finish(d.choice + " is " + percent(1.0 - winner->median_us / d.default_us) +
-                  " faster than the default (" + us(winner->median_us) + " vs " + us(d.default_us) +
-                  "), beyond " + rule + ", and its output matches the default's");
+                  " faster than the default at the bucket edge (" + us(winner->median_us) + " vs " +
+                  us(d.default_us) + "); its worst ratio to the best over the bucket" + over + " is " +
+                  std::to_string(worst[d.choice]).substr(0, 5) + " against the default's " +
+                  std::to_string(default_worst).substr(0, 5) + ", beyond " + rule +
+                  ", and its output matches the default's");
   }
   d.choice_us = d.default_us;
   if (!faster.empty())

@@ -21,6 +21,11 @@ struct PolicyOptions {
   double output_tolerance = 0.02;
   std::vector<std::string> backends;  // challengers only from these (empty: all)
   RoundOptions rounds;                // prune_ratio, max_finalists, full-round replays
+  // The choice must hold for every M of the bucket, not only its upper edge: the finalists
+  // are also timed at these many M values below the edge (lowest M of the bucket, middle),
+  // and the tactic with the smallest worst-case ratio to the best at each M wins.
+  int bucket_samples = 2;
+  int sampled_finalists = 6;          // finalists (plus the default) timed at the other M values
   std::function<double()> clock_ms;   // wall clock (injectable for tests); empty: steady_clock
 };
 
@@ -52,6 +57,10 @@ RoundPlan plan_rounds(const Problem& p, size_t n_candidates, const PolicyOptions
 // (each backend's first, then each one's second, ...), since every backend lists its own
 // likeliest tactics first (cuBLASLt: heuristic order).
 std::vector<Tactic> trim_candidates(const std::vector<Tactic>& tactics, size_t keep);
+
+// M values, besides the bucket's upper edge `m`, at which the finalists are timed: the bucket's
+// lowest M and its middle (distinct, ascending, at most `count`).
+std::vector<int64_t> bucket_sample_ms(int64_t m, int count);
 
 // Measures and decides one key. `problem` is the key's representative problem. Never throws
 // for a failing candidate or backend; a failing timer keeps the default with the reason.

@@ -66,7 +66,10 @@ class FakeTimer : public Timer {
   std::vector<std::vector<Tactic>> measured;
   std::vector<std::vector<Tactic>> compared;
 
-  std::vector<Timing> measure(const Problem&, const std::vector<Tactic>& c, const MeasureOptions& o) override {
+  // (tactic, m, time) -> time at that M (default: the same at every M)
+  std::function<double(const std::string&, int64_t, double)> at_m;
+
+  std::vector<Timing> measure(const Problem& p, const std::vector<Tactic>& c, const MeasureOptions& o) override {
     ++measure_calls;
     measured.push_back(c);
     std::vector<Timing> out(c.size());
@@ -81,6 +84,7 @@ class FakeTimer : public Timer {
       }
       t.ok = true;
       double base = true_us.at(name);
+      if (at_m) base = at_m(name, p.m, base);
       if (i + 1 == c.size() && c.size() > 1 && c[i] == c[0]) base *= reference_repeat_scale;
       for (int r = 0; r < o.replays; ++r) t.samples_us.push_back(sample ? sample(name, r, base) : base);
       std::vector<double> s = t.samples_us;

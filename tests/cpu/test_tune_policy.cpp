@@ -48,6 +48,22 @@ TEST_F(PolicyTest, ClearlyFasterChallengerWins) {
   ASSERT_EQ(timer.compare_calls, 1);  // checked against the default before winning
 }
 
+// The choice must hold for every M of the bucket (DESIGN "Keys"), not only for the edge it is
+// tuned at: a tactic that wins at M=64 but collapses at M=49 must not be chosen for (48, 64].
+TEST_F(PolicyTest, ChoiceHoldsAcrossTheBucketNotOnlyAtItsEdge) {
+  EXPECT_EQ(tuning::bucket_sample_ms(64, 2), (std::vector<int64_t>{49, 56}));
+  EXPECT_EQ(tuning::bucket_sample_ms(2, 2), std::vector<int64_t>{});  // bucket (1, 2]: M=2 only
+  timer.true_us["cutlass:c1"] = 8;  // fastest at the edge...
+  timer.true_us["cublaslt:h1"] = 9;
+  timer.at_m = [](const std::string& name, int64_t m, double t) {
+    return name == "cutlass:c1" && m < 64 ? 20.0 : t;  // ...but 2x slower than the default below it
+  };
+  const Decision d = run();
+  EXPECT_EQ(d.sampled_ms, (std::vector<int64_t>{49, 56}));
+  EXPECT_EQ(d.choice, "cublaslt:h1") << d.reason;
+  EXPECT_NE(d.reason.find("also timed at M=49,56"), std::string::npos) << d.reason;
+}
+
 TEST_F(PolicyTest, EveryCandidateIsReported) {
   const Decision d = run();
   for (const char* n : {"cublaslt:heur", "cublaslt:enum0", "cublaslt:h1", "cutlass:c0", "cutlass:c1"})

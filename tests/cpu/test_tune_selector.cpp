@@ -10,6 +10,7 @@
 #include "fp8gemm/error.h"
 #include "fp8gemm/version.h"
 #include "test_tune_fakes.h"
+#include "tune/policy.h"
 #include "tune/selector.h"
 
 namespace fp8gemm::testing {
@@ -181,7 +182,8 @@ TEST_F(SelectorTest, ConcurrentLazyCallsTuneAKeyOnce) {
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(wrong.load(), 0);
-  EXPECT_EQ(measures.load(), 2);  // one short round + one full round, for one key
+  // One key: a short round, a full round, and one measurement at each sampled M below the edge.
+  EXPECT_EQ(measures.load(), 2 + int(tuning::bucket_sample_ms(64, tuning::PolicyOptions{}.bucket_samples).size()));
 }
 
 TEST_F(SelectorTest, RunBudgetStopsTuningAndKeepsDefaults) {
