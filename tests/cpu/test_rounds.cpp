@@ -25,6 +25,10 @@ class FakeTimer : public Timer {
   std::set<std::string> fail_in_full_round;  // ok in a 1-replay round, fail with more replays
   double noise = 0;  // relative, uniform in [-noise, +noise]
   std::set<int> outliers;
+  // Clock drift: every sample taken during this replay index and later is scaled (power
+  // throttling); `drift_from_sample` sets the first affected sample counted over the timer's life.
+  int drift_from_sample = -1;
+  double drift_scale = 1.0;
   std::vector<std::vector<Tactic>> calls;
   std::vector<MeasureOptions> call_options;
 
@@ -44,6 +48,7 @@ class FakeTimer : public Timer {
       for (size_t i = 0; i < candidates.size(); ++i) {
         if (!out[i].ok) continue;
         double t = true_us.at(candidates[i].config) * (1 + noise * uniform_(rng_));
+        if (drift_from_sample >= 0 && sample_ >= drift_from_sample) t *= drift_scale;
         if (outliers.count(sample_++)) t *= 10;
         out[i].samples_us.push_back(t);
       }
@@ -113,6 +118,21 @@ TEST(Rounds, NoiseIsRelativeDifferenceOfTheTwoReferenceTimings) {
   ASSERT_EQ(full.size(), 4u);
   EXPECT_GT(r.noise, 0);
   EXPECT_LE(r.noise, 0.1 / 0.95 + 1e-12);  // two medians within +-5% of the truth
+}
+
+// Seen on the H200: throttling slowed every candidate by ~18% from one replay on. The two
+// reference timings then had different medians (16% apart) though each cycle agreed; the noise
+// floor compares them replay by replay, so drift shared by a cycle does not count as noise.
+TEST(Rounds, ClockDriftDuringTheRoundIsNotNoise) {
+  FakeTimer timer;
+  timer.true_us = {{"ref", 100}, {"a", 101}, {"b", 150}};
+  // Short round: 3 samples. Full round [ref, a, ref] x 7: the step lands on the 4th cycle's
+  // last entry, so ref#2 has 4 slow samples and ref#1 only 3 (their medians differ by 18%).
+  timer.drift_from_sample = 3 + 3 * 3 + 2;
+  timer.drift_scale = 1.18;
+  RoundResult r = measure_in_rounds(timer, kProblem, {tac("ref"), tac("a"), tac("b")});
+  ASSERT_EQ(timer.calls[1].size(), 3u);
+  EXPECT_LT(r.noise, 0.01) << "drift counted as noise";
 }
 
 TEST(Rounds, OutlierSamplesDoNotMoveTheMedianOrPruneTheFastest) {
