@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The acceptance runs on an H200, in two phases that each fit one 10-minute device call:
+#   scripts/gpu_acceptance.sh BIN_DIR bench   GPU tests, `check`, and `bench` over the whole
+#                                             DESIGN suite with every tactic of every backend
+#   scripts/gpu_acceptance.sh BIN_DIR tune    `tune` of the whole suite (timed), then `bench` of
+#                                             auto (from that cache) against every tactic, at the
+#                                             suite's M values and at M between bucket edges
+# Logs and CSV/JSON go to $OUT (default ./gpu-out); a short summary is printed last.
+set -uo pipefail
+BIN=${1:?bin dir}
+PHASE=${2:?bench or tune}
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT/logs"
+F="$BIN/fp8gemm"
+summary=()
+step() {  # step NAME CMD...
+  local name=$1; shift
+  local t0=$SECONDS
+  "$@" > "$OUT/logs/$name.log" 2>&1
+  local rc=$?
+  summary+=("$(printf '%-12s rc=%-3d %5ds  %s' "$name" $rc $((SECONDS - t0)) "$(tail -n 1 "$OUT/logs/$name.log")")")
+}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,power.limit --format=csv > "$OUT/logs/nvidia-smi.csv" 2>&1
+step info "$F" info
+case "$PHASE" in
+  bench)
+    step gpu_tests "$BIN/fp8gemm_gpu_tests" --gtest_brief=1
+    step check "$F" check --quiet
+    step bench "$F" bench --model all --m suite --tactics all --csv "$OUT/suite.csv" --json "$OUT/logs/suite.json"
+    ;;
+  tune)
+    step tune "$F" tune --model all --m suite --cache "$OUT/cache.json" --json "$OUT/logs/tune.json"
+    FP8GEMM_CACHE="$OUT/cache.json" step auto_suite "$F" bench --model all --m suite --tactics all \
+      --csv "$OUT/auto_suite.csv" --json "$OUT/logs/auto_suite.json"
+    FP8GEMM_CACHE="$OUT/cache.json" step auto_between "$F" bench --model all --m 3,12,40,100,200,300,700,3000 \
+      --tactics all --csv "$OUT/auto_between.csv"
+    step explain "$F" explain --shape 6144,4096 --m 40 --cache "$OUT/cache.json"
+    ;;
+esac
+nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> "$OUT/logs/nvidia-smi.csv" 2>&1
+tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$OUT/logs"
+echo "==== summary ($PHASE)"; printf '%s\n' "${summary[@]}"
