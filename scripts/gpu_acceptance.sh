@@ -30,9 +30,10 @@ case "$PHASE" in
     ;;
   tune)
     step tune "$F" tune --model all --m suite --cache "$OUT/cache.json" --json "$OUT/logs/tune.json"
-    FP8GEMM_CACHE="$OUT/cache.json" step auto_suite "$F" bench --model all --m suite --tactics all \
+    export FP8GEMM_CACHE="$OUT/cache.json"
+    step auto_suite "$F" bench --model all --m suite --tactics all \
       --csv "$OUT/auto_suite.csv" --json "$OUT/logs/auto_suite.json"
-    FP8GEMM_CACHE="$OUT/cache.json" step auto_between "$F" bench --model all --m 3,12,40,100,200,300,700,3000 \
+    step auto_between "$F" bench --model all --m 3,12,40,100,200,300,700,3000 \
       --tactics all --csv "$OUT/auto_between.csv"
     step explain "$F" explain --shape 6144,4096 --m 40 --cache "$OUT/cache.json"
     ;;
