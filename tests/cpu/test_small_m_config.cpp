@@ -14,7 +14,7 @@ std::vector<Config> all_existing_configs() {
   for (int rows : {16, 32, 64})
     for (int splitk = 1; splitk <= kMaxSplitK; ++splitk)
       for (int warps : {1, 2, 4, 8})
-        for (int stages : {2, 4})
+        for (int stages : {1, 2, 4})
           for (bool pdl : {false, true}) {
             Config c{rows, splitk, warps, stages, pdl};
             if (config_exists(c)) out.push_back(c);
@@ -51,7 +51,7 @@ TEST(SmallMConfig, RejectsGarbageAndNonCanonicalNames) {
                           "rows=32, splitk=1,warps=8,stages=2,pdl=0", "rows=48,splitk=1,warps=8,stages=2,pdl=0",
                           "rows=32,splitk=9,warps=8,stages=2,pdl=0", "rows=32,splitk=0,warps=8,stages=2,pdl=0",
                           "rows=32,splitk=1,warps=3,stages=2,pdl=0", "rows=32,splitk=1,warps=8,stages=3,pdl=0",
-                          "rows=64,splitk=1,warps=8,stages=4,pdl=0", "rows=abc,splitk=1,warps=8,stages=2,pdl=0",
+                          "rows=64,splitk=1,warps=8,stages=2,pdl=0", "rows=16,splitk=1,warps=8,stages=8,pdl=0", "rows=abc,splitk=1,warps=8,stages=2,pdl=0",
                           "rows=99999999999,splitk=1,warps=8,stages=2,pdl=0"}) {
     try {
       parse_config(bad);
@@ -85,7 +85,7 @@ TEST(SmallMConfig, CanImplementStatesTheLimits) {
   Problem misaligned = problem(8, 4096, 4096);
   misaligned.alignment = 8;
   EXPECT_FALSE(can_implement(misaligned, c, 90));
-  Config wide{64, 1, 8, 2, false};
+  Config wide{64, 1, 8, 1, false};
   EXPECT_TRUE(can_implement(problem(16, 4096, 4096), wide, 90));
   EXPECT_FALSE(can_implement(problem(17, 4096, 4096), wide, 90));  // 4 row tiles x 3 m tiles
 }

@@ -15,7 +15,7 @@ class SmallMBackend final : public Backend {
   explicit SmallMBackend(const DeviceInfo& device) : device_(device) {
     const int cc = device.compute_capability();
     if (cc < 89) {
-      availability_ = Verdict::no("FP8 mma.sync needs compute capability >= 8.9; device is " + std::to_string(cc));
+      availability_ = Verdict::no("FP8 conversion (cvt e4m3x2) needs compute capability >= 8.9; device is " + std::to_string(cc));
       return;
     }
     const std::string image = small_m::kernel_image_problem();

@@ -61,9 +61,10 @@ Config parse_config(std::string_view text) {
 
 Verdict config_exists(const Config& c) {
   if (c.rows != 16 && c.rows != 32 && c.rows != 64) return Verdict::no("rows must be 16, 32 or 64");
-  if (c.stages != 2 && c.stages != 4) return Verdict::no("stages must be 2 or 4");
-  // Bytes in flight per thread are rows/16 * stages * 32; beyond 256 the registers spill.
-  if (c.row_tiles() * c.stages > 8) return Verdict::no("rows/16 * stages must be <= 8 (register budget)");
+  if (c.stages != 1 && c.stages != 2 && c.stages != 4) return Verdict::no("stages must be 1, 2 or 4");
+  // Two batches of rows/16 * stages * 32 weight bytes per lane are in flight; beyond 128 the
+  // registers spill.
+  if (c.row_tiles() * c.stages > 4) return Verdict::no("rows/16 * stages must be <= 4 (register budget)");
   if (c.warps != 1 && c.warps != 2 && c.warps != 4 && c.warps != 8)
     return Verdict::no("warps must be 1, 2, 4 or 8");
   if (c.splitk < 1 || c.splitk > kMaxSplitK) return Verdict::no("splitk must be in 1..8 (cluster size)");
@@ -79,7 +80,7 @@ size_t shared_bytes(const Problem& p, const Config& c) {
 
 Verdict can_implement(const Problem& p, const Config& c, int cc) {
   if (Verdict v = config_exists(c); !v) return v;
-  if (cc < 89) return Verdict::no("FP8 mma.sync needs compute capability >= 8.9");
+  if (cc < 89) return Verdict::no("FP8 conversion (cvt e4m3x2) needs compute capability >= 8.9");
   if (c.splitk > 1 && cc < 90) return Verdict::no("split-K uses thread-block clusters (compute capability >= 9.0)");
   if (p.m < 1 || p.m > kMaxM) return Verdict::no("m must be in 1..32 (small_m is a decode kernel)");
   if (p.n < 16 || p.n % 16) return Verdict::no("n must be a positive multiple of 16");
@@ -93,8 +94,12 @@ Verdict can_implement(const Problem& p, const Config& c, int cc) {
   if (p.alignment < 16) return Verdict::no("A, B and out must be 16-byte aligned (16-byte loads)");
   const int64_t chunks = (p.k + kChunkK - 1) / kChunkK;
   if (c.splitk > chunks) return Verdict::no("splitk must be <= ceil(k/64): every split needs K to read");
-  // Accumulators are rows/16 * ceil(m/8) * 4 fp32 per lane; beyond 32 the kernel spills.
-  if (c.row_tiles() * m_tiles(p.m) > 8) return Verdict::no("rows/16 * ceil(m/8) must be <= 8 (registers)");
+  // Per lane: rows/16 * ceil(m/8) * 4 fp32 accumulators and two batches of stages * (2 * rows/16
+  // + ceil(m/8)) 16-byte loads; beyond these the kernel spills (it has no instantiation).
+  const int mt = m_tiles(p.m);
+  if (c.row_tiles() * mt > 8) return Verdict::no("rows/16 * ceil(m/8) must be <= 8 (registers)");
+  if (c.stages * (2 * c.row_tiles() + mt) > 16)
+    return Verdict::no("stages * (2 * rows/16 + ceil(m/8)) must be <= 16 (registers)");
   if (shared_bytes(p, c) > 48 * 1024)
     return Verdict::no("warps * rows/16 * ceil(m/8) must be <= 64 (reduction buffer <= 48 KB)");
   return Verdict::yes();
@@ -118,16 +123,22 @@ int fill_splitk(const Problem& p, const Config& c, int sm_count) {
 
 Config default_config(const Problem& p, int sm_count, int cc) {
   FP8GEMM_REQUIRE(sm_count > 0, kInternal, "small_m: sm_count must be known");
-  // Measured on the H200 (docs/perf/small_m.md, v1 bench over the DESIGN suite, m 1..32): one
-  // row tile per block, 2-chunk batches, 8 warps and no split-K was the fastest tactic at 88 of
-  // 161 points and within a few % at most others; more rows per block (less activation
-  // re-reading) lost everywhere (fewer resident warps), and cluster split-K lost unless the
-  // rows alone cannot fill the SMs (1280 x 8192: splitk=3 best).
+  // Measured on the H200 (docs/perf/small_m.md, v2 bench over the DESIGN suite, m 1..32): at
+  // m <= 8 one row tile per block, 2-chunk batches, 8 warps and PDL was the most frequent best
+  // (geomean regret 1.06 against the best tactic per point); at m > 8 the activation conversion
+  // dominates and two row tiles per block with 1-chunk batches share it (regret 1.06-1.10).
+  // Split-K only to fill the SMs.
   Config c;
-  c.rows = 16;
   const int64_t chunks = (p.k + kChunkK - 1) / kChunkK;
-  // The long-K, tiny-m points (k >= 14336, m <= 4) were fastest with 4-chunk batches.
-  c.stages = (p.k >= 14336 && p.m <= 4) ? 4 : 2;
+  if (p.m <= 8) {
+    c.rows = 16;
+    c.stages = 2;
+    c.pdl = true;
+  } else {
+    c.rows = 32;
+    c.stages = 1;
+    c.pdl = false;
+  }
   // A block's warps split its K range; a warp without a whole batch of K would idle.
   c.warps = 8;
   while (c.warps > 1 && (shared_bytes(p, c) > 48 * 1024 || int64_t(c.warps) * c.stages > chunks)) c.warps /= 2;
@@ -143,11 +154,11 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
     if (!can_implement(p, c, cc)) return;
     if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   };
-  Config pdl = out.front();
-  pdl.pdl = true;
-  add(pdl);
+  Config other_pdl = out.front();
+  other_pdl.pdl = !other_pdl.pdl;
+  add(other_pdl);
   for (int rows : {16, 32, 64})
-    for (int stages : {2, 4})
+    for (int stages : {1, 2, 4})
       for (int warps : {4, 8}) {
         Config c;
         c.rows = rows;

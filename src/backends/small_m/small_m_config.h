@@ -22,7 +22,7 @@ struct Config {
   int rows = 32;    // weight rows (output columns n) per block: 16 x row tiles, shared by its warps
   int splitk = 1;   // blocks of one cluster that split K; reduced in fixed order through DSMEM
   int warps = 8;    // warps per block; they split the block's K range and reduce in fixed order
-  int stages = 2;   // 64-byte K chunks each warp loads before it computes (bytes in flight)
+  int stages = 2;   // 64-byte K chunks per load batch; each warp has two batches in flight
   bool pdl = false; // programmatic dependent launch: prefetch weights before waiting
 
   int row_tiles() const { return rows / 16; }
