@@ -1,0 +1,41 @@
+// Argument checks shared by the CUDA and Meta implementations of the torch ops, and the map
+// from fp8gemm::Error to the Python exception it surfaces as.
+//
+// Layout rules (FlashInfer's bmm_fp8): A [b, m, k] contiguous; B [b, k, n] column-major, i.e.
+// B.transpose(-2, -1) contiguous (a weight W[n, k] passed as W.t()); out [b, m, n] contiguous;
+// scales float32 with exactly one element. gemm_fp8 is the same without the batch dimension.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/ScalarType.h>
+#include <c10/core/SymInt.h>
+
+#include <string>
+
+#include "fp8gemm/fp8gemm.h"
+
+namespace fp8gemm::torch_ops {
+
+// The dims of one call. Under torch.compile (Meta/fake tensors) m may be symbolic.
+struct CallDims {
+  c10::SymInt batch, m, n, k;
+};
+
+// Ranks, dtypes, shapes and strides of the tensors, each rule naming the argument: everything
+// that needs no memory, so the Meta implementation runs exactly these checks. `rank` is 3 for
+// bmm_fp8 and 2 for gemm_fp8. `out` may be undefined (the functional op). Throws c10::TypeError
+// for a wrong dtype and c10::ValueError for everything else.
+CallDims check_tensors(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale,
+                       const at::Tensor& B_scale, at::ScalarType out_dtype, const at::Tensor* out,
+                       int rank);
+
+// The library's arguments for a call with concrete dims (pointers null: fill them in).
+BmmFp8Args library_args(const CallDims& d, const at::Tensor& A, const at::Tensor& B, at::ScalarType out_dtype);
+
+DType to_dtype(at::ScalarType t);  // fp8 and bf16/fp16 only; anything else is c10::TypeError
+
+// Rethrows an fp8gemm::Error as the c10 error Python shows as ValueError (kInvalidArgument) or
+// RuntimeError (everything else), with the library's message unchanged.
+[[noreturn]] void throw_torch_error(const Error& e);
+
+}  // namespace fp8gemm::torch_ops

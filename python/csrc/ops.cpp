@@ -1,0 +1,164 @@
+// torch.ops.fp8gemm.{bmm_fp8, bmm_fp8_out, gemm_fp8, gemm_fp8_out}: CUDA implementations on the
+// library, Meta implementations (shape/dtype inference with the same checks) for fake tensors
+// and torch.compile.
+//
+// The out= form is its own op (bmm_fp8_out, mutating `out`, returning nothing) because a custom
+// op may not return an alias of an input: torch.compile could not functionalize it. The Python
+// bmm_fp8(..., out=None) picks one of the two (python/fp8gemm/__init__.py).
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include "args.h"
+#include "core/cuda_check.h"
+#include "core/validate.h"
+#include "fp8gemm/fp8gemm.h"
+
+namespace fp8gemm::torch_ops {
+namespace {
+
+void check_device(const char* name, const at::Tensor& t, const at::Device& device, const char* why = "") {
+  TORCH_CHECK_VALUE(t.is_cuda(), name, " must be a CUDA tensor, got one on ", t.device(), why);
+  TORCH_CHECK_VALUE(t.device() == device, name, " is on ", t.device(), " but A is on ", device,
+                    ": every tensor must be on A's GPU");
+}
+
+// Validates with the library's rules and enqueues the GEMM on torch's current stream, with a
+// workspace from torch's caching allocator (graph-capture safe, nothing cudaMalloc'ed per call).
+void run(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, const at::Tensor& B_scale,
+         const at::Tensor& out, const CallDims& dims, at::ScalarType out_dtype, const std::string& backend) {
+  const at::Device device = A.device();
+  check_device("A", A, device);
+  check_device("B", B, device);
+  const char* scale_why = " (scales are read on the GPU only: no host sync)";
+  check_device("A_scale", A_scale, device, scale_why);
+  check_device("B_scale", B_scale, device, scale_why);
+  check_device("out", out, device);
+  const c10::cuda::CUDAGuard guard(device);
+  const int dev = device.index();
+  try {
+    Context& ctx = default_context(dev);
+    BmmFp8Args args = library_args(dims, A, B, out_dtype);
+    args.a = A.data_ptr();
+    args.b = B.data_ptr();
+    args.a_scale = A_scale.data_ptr<float>();
+    args.b_scale = B_scale.data_ptr<float>();
+    args.out = out.data_ptr();
+    // Torch already placed every tensor on this GPU: skip the driver's pointer queries.
+    const Problem p = validate(args, ctx.device(), [dev](const void*) {
+      return PointerInfo{PointerInfo::Kind::kDevice, dev};
+    });
+    if (p.empty()) return;
+    const cudaStream_t stream = at::cuda::getCurrentCUDAStream(dev).stream();
+    const Tactic t = ctx.choose(p, backend, stream);
+    Backend* b = ctx.backend(t.backend);
+    FP8GEMM_REQUIRE(b, kUnsupported, "backend ", t.backend, " is not part of this build");
+    const size_t need = b->workspace_bytes(p, t);
+    at::Tensor workspace;
+    if (need) workspace = at::empty({static_cast<int64_t>(need)}, A.options().dtype(at::kByte));
+    b->run(p, t, GemmArgs{args.a, args.b, args.a_scale, args.b_scale, args.out},
+           Workspace{need ? workspace.data_ptr() : nullptr, need}, stream);
+  } catch (const Error& e) {
+    throw_torch_error(e);
+  }
+}
+
+// The library's dims/dtype rules (n, k multiples of 16, e5m2 x e5m2, 32-bit sizes) and the
+// backend spelling, on possibly symbolic dims: n and k are specialized (weights), a symbolic m
+// is checked at run time only.
+void check_meta(const CallDims& d, const at::Tensor& A, const at::Tensor& B, at::ScalarType out_dtype,
+                const std::string& backend) {
+  BmmFp8Args a;
+  a.batch = d.batch.maybe_as_int().value_or(1);
+  a.m = d.m.maybe_as_int().value_or(0);
+  a.n = d.n.guard_int(__FILE__, __LINE__);
+  a.k = d.k.guard_int(__FILE__, __LINE__);
+  a.a_type = to_dtype(A.scalar_type());
+  a.b_type = to_dtype(B.scalar_type());
+  a.out_type = to_dtype(out_dtype);
+  DeviceInfo any_fp8_gpu;  // the GPU is not known here; its compute capability is checked at run time
+  any_fp8_gpu.cc_major = 9;
+  try {
+    validate_problem(a, any_fp8_gpu);
+    if (backend.find(':') == std::string::npos) canonical_backend_name(backend);
+  } catch (const Error& e) {
+    throw_torch_error(e);
+  }
+}
+
+template <int Rank>
+at::Tensor op_cuda(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, const at::Tensor& B_scale,
+                   at::ScalarType out_dtype, std::string backend) {
+  const CallDims d = check_tensors(A, B, A_scale, B_scale, out_dtype, nullptr, Rank);
+  at::Tensor out = Rank == 3 ? at::empty({d.batch.expect_int(), d.m.expect_int(), d.n.expect_int()},
+                                         A.options().dtype(out_dtype))
+                             : at::empty({d.m.expect_int(), d.n.expect_int()}, A.options().dtype(out_dtype));
+  run(A, B, A_scale, B_scale, out, d, out_dtype, backend);
+  return out;
+}
+
+template <int Rank>
+void op_out_cuda(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, const at::Tensor& B_scale,
+                 at::ScalarType out_dtype, const at::Tensor& out, std::string backend) {
+  const CallDims d = check_tensors(A, B, A_scale, B_scale, out_dtype, &out, Rank);
+  run(A, B, A_scale, B_scale, out, d, out_dtype, backend);
+}
+
+template <int Rank>
+at::Tensor op_meta(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, const at::Tensor& B_scale,
+                   at::ScalarType out_dtype, std::string backend) {
+  const CallDims d = check_tensors(A, B, A_scale, B_scale, out_dtype, nullptr, Rank);
+  check_meta(d, A, B, out_dtype, backend);
+  if (Rank == 3) return at::empty_symint({d.batch, d.m, d.n}, A.options().dtype(out_dtype));
+  return at::empty_symint({d.m, d.n}, A.options().dtype(out_dtype));
+}
+
+template <int Rank>
+void op_out_meta(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, const at::Tensor& B_scale,
+                 at::ScalarType out_dtype, const at::Tensor& out, std::string backend) {
+  const CallDims d = check_tensors(A, B, A_scale, B_scale, out_dtype, &out, Rank);
+  check_meta(d, A, B, out_dtype, backend);
+}
+
+}  // namespace
+}  // namespace fp8gemm::torch_ops
+
+TORCH_LIBRARY(fp8gemm, m) {
+  // out[b, m, n] = A_scale * B_scale * A[b] @ B[b]; A [b, m, k] contiguous, B [b, k, n] column-major.
+  m.def("bmm_fp8(Tensor A, Tensor B, Tensor A_scale, Tensor B_scale, ScalarType out_dtype, "
+        "str backend=\"auto\") -> Tensor");
+  m.def("bmm_fp8_out(Tensor A, Tensor B, Tensor A_scale, Tensor B_scale, ScalarType out_dtype, "
+        "Tensor(a!) out, str backend=\"auto\") -> ()");
+  // The same without the batch dimension: A [m, k] contiguous, B [k, n] column-major (W.t()).
+  m.def("gemm_fp8(Tensor A, Tensor B, Tensor A_scale, Tensor B_scale, ScalarType out_dtype, "
+        "str backend=\"auto\") -> Tensor");
+  m.def("gemm_fp8_out(Tensor A, Tensor B, Tensor A_scale, Tensor B_scale, ScalarType out_dtype, "
+        "Tensor(a!) out, str backend=\"auto\") -> ()");
+}
+
+TORCH_LIBRARY_IMPL(fp8gemm, CUDA, m) {
+  using namespace fp8gemm::torch_ops;
+  m.impl("bmm_fp8", &op_cuda<3>);
+  m.impl("bmm_fp8_out", &op_out_cuda<3>);
+  m.impl("gemm_fp8", &op_cuda<2>);
+  m.impl("gemm_fp8_out", &op_out_cuda<2>);
+}
+
+// CPU tensors reach the CUDA kernels' device checks, which say what is wrong (rather than the
+// dispatcher's "could not run with arguments from the CPU backend").
+TORCH_LIBRARY_IMPL(fp8gemm, CPU, m) {
+  using namespace fp8gemm::torch_ops;
+  m.impl("bmm_fp8", &op_cuda<3>);
+  m.impl("bmm_fp8_out", &op_out_cuda<3>);
+  m.impl("gemm_fp8", &op_cuda<2>);
+  m.impl("gemm_fp8_out", &op_out_cuda<2>);
+}
+
+TORCH_LIBRARY_IMPL(fp8gemm, Meta, m) {
+  using namespace fp8gemm::torch_ops;
+  m.impl("bmm_fp8", &op_meta<3>);
+  m.impl("bmm_fp8_out", &op_out_meta<3>);
+  m.impl("gemm_fp8", &op_meta<2>);
+  m.impl("gemm_fp8_out", &op_out_meta<2>);
+}

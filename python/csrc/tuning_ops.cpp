@@ -1,0 +1,163 @@
+// The library's tuning and inspection API as torch ops (no Python C-API: the extension loads
+// with torch.ops.load_library into any Python). python/fp8gemm/__init__.py wraps these as
+// fp8gemm.tune / load_cache / save_cache / explain / autotune / info.
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "args.h"
+#include "core/validate.h"
+#include "fp8gemm/tune.h"
+#include "tune/report.h"
+
+namespace fp8gemm::torch_ops {
+namespace {
+
+// Runs fn on the context of torch's current GPU, with library errors as Python exceptions.
+template <typename Fn>
+auto on_current_gpu(Fn&& fn) {
+  const int dev = c10::cuda::current_device();
+  const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(dev));
+  try {
+    return fn(default_context(dev));
+  } catch (const Error& e) {
+    throw_torch_error(e);
+  }
+}
+
+Problem make_problem(const Context& ctx, int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarType a,
+                     at::ScalarType b, at::ScalarType out) {
+  BmmFp8Args args;
+  args.batch = batch, args.m = m, args.n = n, args.k = k;
+  args.a_type = to_dtype(a);
+  args.b_type = to_dtype(b);
+  args.out_type = to_dtype(out);
+  return validate_problem(args, ctx.device());
+}
+
+std::string info() {
+  nlohmann::json j = {{"version", FP8GEMM_VERSION_STRING}, {"device_count", device_count()}};
+  if (device_count() == 0) {
+    j["no_device_reason"] = no_device_reason();
+    return j.dump();
+  }
+  return on_current_gpu([&](Context& ctx) {
+    j["device"] = ctx.device().to_string();
+    j["compute_capability"] = ctx.device().compute_capability();
+    j["backends"] = nlohmann::json::array();
+    for (Backend* b : ctx.backends()) {
+      const Verdict v = b->available();
+      j["backends"].push_back({{"name", b->name()}, {"available", v.ok}, {"reason", v.reason}});
+    }
+    return j.dump();
+  });
+}
+
+// The tactic a call would run now (no measuring): `backend` as in bmm_fp8.
+std::string choose(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarType a, at::ScalarType b,
+                   at::ScalarType out, std::string backend) {
+  return on_current_gpu([&](Context& ctx) { return ctx.choose(make_problem(ctx, batch, m, n, k, a, b, out), backend).name(); });
+}
+
+// problems: [batch, m, n, k] flattened. Returns decisions_to_json.
+std::string tune_problems(std::vector<int64_t> bmnk, at::ScalarType a, at::ScalarType b, at::ScalarType out,
+                          double key_budget_ms, double run_budget_ms, std::vector<std::string> backends, bool retune) {
+  TORCH_CHECK_VALUE(bmnk.size() % 4 == 0, "tune: problems must be [batch, m, n, k] quadruples");
+  return on_current_gpu([&](Context& ctx) {
+    std::vector<Problem> problems;
+    for (size_t i = 0; i < bmnk.size(); i += 4)
+      problems.push_back(make_problem(ctx, bmnk[i], bmnk[i + 1], bmnk[i + 2], bmnk[i + 3], a, b, out));
+    TuneOptions o;
+    o.key_budget_ms = key_budget_ms;
+    o.run_budget_ms = run_budget_ms;
+    o.backends = std::move(backends);
+    o.retune = retune;
+    return tuning::decisions_to_json(tune(ctx, problems, o), ctx.device());
+  });
+}
+
+// What `fp8gemm explain` prints: what auto runs now, then (measure) a fresh in-memory tuning of
+// the key with every candidate's time, the noise floor, the choice and why.
+std::string explain(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarType a, at::ScalarType b,
+                    at::ScalarType out, double key_budget_ms, bool measure) {
+  return on_current_gpu([&](Context& ctx) {
+    const Problem p = make_problem(ctx, batch, m, n, k, a, b, out);
+    std::ostringstream os;
+    os << ctx.device().to_string() << "\n"
+       << "problem   " << p << "  (bucket m<=" << m_bucket(p.m) << ")\n"
+       << "auto now  " << ctx.choose(p, "auto").name() << "  (from the cache, the default table or cuBLASLt)\n";
+    if (measure) {
+      TuneOptions o;
+      o.key_budget_ms = key_budget_ms;
+      o.retune = true;
+      os << "\n" << tuning::explain_text(tune(ctx, {p}, o).front());
+    }
+    return os.str();
+  });
+}
+
+int64_t load_cache_op(std::string path) {
+  return on_current_gpu([&](Context& ctx) { return static_cast<int64_t>(load_cache(ctx, path)); });
+}
+int64_t merge_cache_op(std::string path) {
+  return on_current_gpu([&](Context& ctx) { return static_cast<int64_t>(merge_cache(ctx, path)); });
+}
+void save_cache_op(std::string path) {
+  on_current_gpu([&](Context& ctx) { save_cache(ctx, path); });
+}
+void clear_cache_op() {
+  on_current_gpu([&](Context& ctx) { clear_cache(ctx); });
+}
+
+// AutotuneScope objects behind Python's `with fp8gemm.autotune(...)`, by handle.
+std::mutex scopes_mutex;
+std::map<int64_t, std::unique_ptr<AutotuneScope>> scopes;
+int64_t next_scope = 1;
+
+int64_t autotune_begin(bool enabled, std::string cache) {
+  return on_current_gpu([&](Context& ctx) {
+    auto scope = std::make_unique<AutotuneScope>(enabled, cache, &ctx);
+    std::lock_guard lock(scopes_mutex);
+    scopes.emplace(next_scope, std::move(scope));
+    return next_scope++;
+  });
+}
+
+void autotune_end(int64_t handle) {
+  std::unique_ptr<AutotuneScope> scope;
+  {
+    std::lock_guard lock(scopes_mutex);
+    auto it = scopes.find(handle);
+    TORCH_CHECK_VALUE(it != scopes.end(), "autotune_end: no open autotune scope ", handle);
+    scope = std::move(it->second);
+    scopes.erase(it);
+  }
+  scope.reset();  // saves the cache file, if any (a failure is a warning, never an exception)
+}
+
+}  // namespace
+}  // namespace fp8gemm::torch_ops
+
+TORCH_LIBRARY_FRAGMENT(fp8gemm, m) {
+  using namespace fp8gemm::torch_ops;
+  m.def("info() -> str", &info);
+  m.def("choose(int batch, int m, int n, int k, ScalarType a_dtype, ScalarType b_dtype, ScalarType out_dtype, "
+        "str backend=\"auto\") -> str", &choose);
+  m.def("tune(int[] problems, ScalarType a_dtype, ScalarType b_dtype, ScalarType out_dtype, "
+        "float key_budget_ms=100., float run_budget_ms=0., str[] backends, bool retune=False) -> str",
+        &tune_problems);
+  m.def("explain(int batch, int m, int n, int k, ScalarType a_dtype, ScalarType b_dtype, ScalarType out_dtype, "
+        "float key_budget_ms=100., bool measure=True) -> str", &explain);
+  m.def("load_cache(str path) -> int", &load_cache_op);
+  m.def("merge_cache(str path) -> int", &merge_cache_op);
+  m.def("save_cache(str path) -> ()", &save_cache_op);
+  m.def("clear_cache() -> ()", &clear_cache_op);
+  m.def("autotune_begin(bool enabled, str cache=\"\") -> int", &autotune_begin);
+  m.def("autotune_end(int handle) -> ()", &autotune_end);
+}

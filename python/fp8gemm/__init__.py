@@ -1,0 +1,149 @@
+"""fp8gemm for PyTorch: FlashInfer's bmm_fp8 on fp8gemm's kernels and autotuner.
+
+    out[b, m, n] = A_scale * B_scale * A[b] @ B[b]
+
+A [b, m, k] float8 (e4m3 or e5m2), contiguous. B [b, k, n] float8, column-major: a weight
+W [n, k] is passed as W.t() (W.transpose(-2, -1) for a batch [b, n, k]). A_scale, B_scale:
+float32 CUDA tensors with one element (never read on the host). out: [b, m, n] bfloat16 or
+float16. Replacing FlashInfer is a one-line change:
+
+    from fp8gemm import bmm_fp8          # was: from flashinfer import bmm_fp8
+
+The operators are torch.ops.fp8gemm.{bmm_fp8, bmm_fp8_out, gemm_fp8, gemm_fp8_out}: they run
+on torch's current stream, take their workspace from torch's caching allocator, are legal in
+CUDA-graph capture and trace under torch.compile(fullgraph=True). See docs/torch.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Iterable, Iterator, Optional, Sequence
+
+import torch
+
+from . import _library
+
+__all__ = [
+    "bmm_fp8", "gemm_fp8", "autotune", "tune", "explain", "choose", "load_cache", "merge_cache",
+    "save_cache", "clear_cache", "info", "BACKENDS",
+]
+__version__ = "0.1.0"
+
+# "auto" picks per shape (tuned cache, built-in table, cuBLASLt heuristic). FlashInfer's
+# spelling "cublas" means "cublaslt"; a full tactic name ("cublaslt:algo=...") is accepted too.
+BACKENDS = ("auto", "cublaslt", "cutlass", "small_m", "cudnn")
+
+_ops = torch.ops.fp8gemm
+_bmm = _ops.bmm_fp8.default
+_bmm_out = _ops.bmm_fp8_out.default
+_gemm = _ops.gemm_fp8.default
+_gemm_out = _ops.gemm_fp8_out.default
+
+
+def bmm_fp8(A: torch.Tensor, B: torch.Tensor, A_scale: torch.Tensor, B_scale: torch.Tensor,
+            dtype: torch.dtype, out: Optional[torch.Tensor] = None, backend: str = "auto") -> torch.Tensor:
+    """FlashInfer's bmm_fp8: out[b] = A_scale * B_scale * A[b] @ B[b], returned (and written to
+    `out` when given). Raises TypeError for a wrong dtype, ValueError for a wrong shape, layout,
+    device or size, RuntimeError when the named backend cannot run the problem."""
+    if out is None:
+        return _bmm(A, B, A_scale, B_scale, dtype, backend)
+    _bmm_out(A, B, A_scale, B_scale, dtype, out, backend)
+    return out
+
+
+def gemm_fp8(A: torch.Tensor, B: torch.Tensor, A_scale: torch.Tensor, B_scale: torch.Tensor,
+             dtype: torch.dtype, out: Optional[torch.Tensor] = None, backend: str = "auto") -> torch.Tensor:
+    """bmm_fp8 without the batch dimension: A [m, k] contiguous, B [k, n] column-major (W.t())."""
+    if out is None:
+        return _gemm(A, B, A_scale, B_scale, dtype, backend)
+    _gemm_out(A, B, A_scale, B_scale, dtype, out, backend)
+    return out
+
+
+@contextlib.contextmanager
+def autotune(enabled: bool = True, cache: Optional[str] = None, *, tune_mode: Optional[bool] = None) -> Iterator[None]:
+    """FlashInfer's `with autotune(...)`: while inside (scopes nest), each "auto" call whose key
+    (dtypes, batch, M bucket, N, K) is not tuned yet is measured first, on any thread, except
+    while its stream is being captured into a CUDA graph. With `cache`, the file is merged in
+    first and saved (merged with what is on disk) at exit. `tune_mode` is FlashInfer's name for
+    `enabled`."""
+    if tune_mode is not None:
+        enabled = tune_mode
+    handle = _ops.autotune_begin.default(bool(enabled), str(cache) if cache else "")
+    try:
+        yield
+    finally:
+        _ops.autotune_end.default(handle)
+
+
+def _problems(shapes: Iterable[Sequence[int]], batch: int) -> list:
+    flat = []
+    for s in shapes:
+        s = tuple(int(v) for v in s)
+        if len(s) == 3:
+            s = (batch,) + s
+        if len(s) != 4:
+            raise ValueError(f"tune: each shape must be (m, n, k) or (batch, m, n, k), got {s}")
+        flat.extend(s)
+    return flat
+
+
+def tune(shapes: Iterable[Sequence[int]], *, dtype: torch.dtype = torch.bfloat16,
+         a_dtype: torch.dtype = torch.float8_e4m3fn, b_dtype: torch.dtype = torch.float8_e4m3fn,
+         batch: int = 1, key_budget_ms: float = 100.0, run_budget_ms: float = 0.0,
+         backends: Optional[Sequence[str]] = None, retune: bool = False,
+         cache: Optional[str] = None) -> list:
+    """Tunes the keys of `shapes` ((m, n, k) or (batch, m, n, k); m is rounded up to its bucket)
+    on the current GPU and keeps the choices for "auto" calls. With `cache`, the file is merged in
+    first and saved after. Returns one decision (a dict: key, choice, default, times, reason,
+    every candidate) per shape."""
+    if cache:
+        merge_cache(cache)
+    text = _ops.tune.default(_problems(shapes, batch), a_dtype, b_dtype, dtype, float(key_budget_ms),
+                             float(run_budget_ms), list(backends or []), bool(retune))
+    if cache:
+        save_cache(cache)
+    return json.loads(text)["decisions"]
+
+
+def explain(m: int, n: int, k: int, *, dtype: torch.dtype = torch.bfloat16,
+            a_dtype: torch.dtype = torch.float8_e4m3fn, b_dtype: torch.dtype = torch.float8_e4m3fn,
+            batch: int = 1, key_budget_ms: float = 100.0, measure: bool = True) -> str:
+    """What "auto" runs for this shape now and (measure=True) why: every candidate's time, the
+    noise floor, the default, the choice and the reason. Measures afresh, in memory only."""
+    return _ops.explain.default(batch, m, n, k, a_dtype, b_dtype, dtype, float(key_budget_ms), bool(measure))
+
+
+def choose(m: int, n: int, k: int, *, backend: str = "auto", dtype: torch.dtype = torch.bfloat16,
+           a_dtype: torch.dtype = torch.float8_e4m3fn, b_dtype: torch.dtype = torch.float8_e4m3fn,
+           batch: int = 1) -> str:
+    """The canonical name of the tactic a call would run now (nothing is measured)."""
+    return _ops.choose.default(batch, m, n, k, a_dtype, b_dtype, dtype, backend)
+
+
+def load_cache(path: str) -> int:
+    """Replaces the tuned choices with the file's valid entries; returns how many were kept. A
+    corrupt, foreign-GPU or old-version file is reported on stderr and ignored (returns 0)."""
+    return _ops.load_cache.default(str(path))
+
+
+def merge_cache(path: str) -> int:
+    """Adds the file's entries, keeping the in-memory ones on conflict."""
+    return _ops.merge_cache.default(str(path))
+
+
+def save_cache(path: str) -> None:
+    """Writes the tuned choices, merged with what the file holds, atomically."""
+    _ops.save_cache.default(str(path))
+
+
+def clear_cache() -> None:
+    """Forgets every tuned choice in memory (the built-in table still applies)."""
+    _ops.clear_cache.default()
+
+
+def info() -> dict:
+    """Library version, the current GPU and each backend with whether it is available (and why
+    not); without a GPU, the reason."""
+    return json.loads(_ops.info.default())

@@ -1,0 +1,38 @@
+"""Finds and loads libfp8gemm_torch.so, which registers the torch.ops.fp8gemm operators.
+
+The library is plain C++ on libtorch (TORCH_LIBRARY, no Python C-API), so one build serves
+every Python version of the torch it was built against. It is looked up
+  1. at $FP8GEMM_TORCH_LIBRARY (a path to the .so: development builds, carried bundles),
+  2. next to this file (what `pip install .` installs).
+"""
+
+import os
+from pathlib import Path
+
+import torch
+
+LIBRARY_NAME = "libfp8gemm_torch.so"
+
+
+def _candidates():
+    env = os.environ.get("FP8GEMM_TORCH_LIBRARY")
+    if env:
+        yield Path(env)
+    yield Path(__file__).with_name(LIBRARY_NAME)
+
+
+def load() -> Path:
+    tried = []
+    for path in _candidates():
+        if path.is_file():
+            torch.ops.load_library(str(path))
+            return path
+        tried.append(str(path))
+    raise ImportError(
+        f"fp8gemm: {LIBRARY_NAME} not found (tried {', '.join(tried)}). Install the package with "
+        "`pip install .` from the fp8gemm checkout, or build it (cmake -DFP8GEMM_BUILD_TORCH=ON) and "
+        "set FP8GEMM_TORCH_LIBRARY to the built .so."
+    )
+
+
+path = load()

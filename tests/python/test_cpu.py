@@ -1,0 +1,162 @@
+"""Tests that need no GPU: import, the Meta/fake implementations (shape and dtype inference,
+the same argument rules), torch.compile tracing on meta tensors, and error messages."""
+
+import pytest
+import torch
+
+import fp8gemm
+from helpers import DTYPE_PAIRS, E4M3, E5M2, OUT_DTYPES
+
+
+def meta_problem(b, m, n, k, a_dtype=E4M3, b_dtype=E4M3, device="meta"):
+    A = torch.empty(b, m, k, dtype=a_dtype, device=device)
+    W = torch.empty(b, n, k, dtype=b_dtype, device=device)
+    s = torch.empty((), dtype=torch.float32, device=device)
+    return A, W.transpose(-2, -1), s, s
+
+
+def test_import_registers_ops():
+    for name in ("bmm_fp8", "bmm_fp8_out", "gemm_fp8", "gemm_fp8_out", "tune", "autotune_begin", "info"):
+        assert hasattr(torch.ops.fp8gemm, name), name
+    schema = str(torch.ops.fp8gemm.bmm_fp8_out.default._schema)
+    assert "Tensor(a!) out" in schema, schema
+    assert fp8gemm.info()["version"] == fp8gemm.__version__
+
+
+@pytest.mark.parametrize("a_dtype,b_dtype", DTYPE_PAIRS)
+@pytest.mark.parametrize("dtype", OUT_DTYPES)
+def test_meta_shape_and_dtype(a_dtype, b_dtype, dtype):
+    A, B, sa, sb = meta_problem(3, 17, 256, 128, a_dtype, b_dtype)
+    out = fp8gemm.bmm_fp8(A, B, sa, sb, dtype)
+    assert out.shape == (3, 17, 256) and out.dtype == dtype and out.device.type == "meta"
+    out2 = fp8gemm.gemm_fp8(A[0], B[0], sa, sb, dtype)
+    assert out2.shape == (17, 256) and out2.dtype == dtype
+
+
+def test_meta_out_variant_returns_out():
+    A, B, sa, sb = meta_problem(2, 8, 64, 32)
+    out = torch.empty(2, 8, 64, dtype=torch.bfloat16, device="meta")
+    assert fp8gemm.bmm_fp8(A, B, sa, sb, torch.bfloat16, out=out) is out
+
+
+def test_meta_empty_problem():
+    A, B, sa, sb = meta_problem(2, 0, 64, 32)
+    assert fp8gemm.bmm_fp8(A, B, sa, sb, torch.bfloat16).shape == (2, 0, 64)
+
+
+def test_scale_shape_one_element():
+    A, B, _, _ = meta_problem(1, 4, 64, 32)
+    s1 = torch.empty(1, dtype=torch.float32, device="meta")
+    assert fp8gemm.bmm_fp8(A, B, s1, s1, torch.float16).shape == (1, 4, 64)
+
+
+def test_fake_tensor_mode_cuda_with_symbolic_m():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    with FakeTensorMode(shape_env=ShapeEnv()):
+        A, B, sa, sb = meta_problem(2, 64, 256, 128, device="cuda")
+        out = fp8gemm.bmm_fp8(A, B, sa, sb, torch.bfloat16)
+        assert out.shape == (2, 64, 256) and out.device.type == "cuda"
+
+
+def test_make_fx_symbolic_keeps_m_dynamic():
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def f(A, B, sa, sb):
+        return fp8gemm.gemm_fp8(A, B, sa, sb, torch.bfloat16)
+
+    A, B, sa, sb = meta_problem(1, 48, 256, 128)
+    gm = make_fx(f, tracing_mode="symbolic")(A[0], B[0], sa, sb)
+    assert "fp8gemm.gemm_fp8" in gm.code
+    out = gm(torch.empty(5, 128, dtype=E4M3, device="meta"), B[0], sa, sb)
+    assert out.shape == (5, 256)
+
+
+def test_torch_compile_fullgraph_meta():
+    def linear(x, w, sx, sw):
+        y = fp8gemm.bmm_fp8(x, w.transpose(-2, -1), sx, sw, torch.bfloat16)
+        return y * 2
+
+    compiled = torch.compile(linear, fullgraph=True, backend="aot_eager", dynamic=True)
+    for m in (16, 40):
+        x = torch.empty(1, m, 128, dtype=E4M3, device="meta")
+        w = torch.empty(1, 256, 128, dtype=E4M3, device="meta")
+        s = torch.empty((), dtype=torch.float32, device="meta")
+        assert compiled(x, w, s, s).shape == (1, m, 256)
+
+
+def test_torch_compile_fullgraph_out_variant_meta():
+    def f(x, w, s, out):
+        fp8gemm.bmm_fp8(x, w.transpose(-2, -1), s, s, torch.float16, out=out)
+        return out + 1
+
+    compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
+    x = torch.empty(1, 8, 64, dtype=E4M3, device="meta")
+    w = torch.empty(1, 128, 64, dtype=E4M3, device="meta")
+    s = torch.empty((), dtype=torch.float32, device="meta")
+    out = torch.empty(1, 8, 128, dtype=torch.float16, device="meta")
+    assert compiled(x, w, s, out).shape == (1, 8, 128)
+
+
+# (description, call on meta tensors, exception type, text the message must contain)
+def _errors():
+    A, B, sa, sb = meta_problem(2, 16, 64, 32)
+    W = B.transpose(-2, -1)
+    f32 = torch.empty((), dtype=torch.float32, device="meta")
+    return [
+        ("weight not transposed", lambda: fp8gemm.bmm_fp8(A, W, sa, sb, torch.bfloat16), ValueError,
+         "pass W.transpose(-2, -1)"),
+        ("B row-major", lambda: fp8gemm.bmm_fp8(A, B.contiguous(), sa, sb, torch.bfloat16), ValueError,
+         "B must be column-major"),
+        ("2-D B row-major", lambda: fp8gemm.gemm_fp8(A[0], B[0].contiguous(), sa, sb, torch.bfloat16), ValueError,
+         "W.t() of a contiguous [n, k] weight"),
+        ("A transposed", lambda: fp8gemm.bmm_fp8(A.transpose(0, 1).contiguous().transpose(0, 1), B, sa, sb,
+                                                 torch.bfloat16), ValueError, "A must be contiguous"),
+        ("A not fp8", lambda: fp8gemm.bmm_fp8(A.to(torch.bfloat16), B, sa, sb, torch.bfloat16), TypeError,
+         "A must be torch.float8_e4m3fn or torch.float8_e5m2, got torch.bfloat16"),
+        ("out dtype float32", lambda: fp8gemm.bmm_fp8(A, B, sa, sb, torch.float32), TypeError,
+         "must be torch.bfloat16 or torch.float16"),
+        ("scale float64", lambda: fp8gemm.bmm_fp8(A, B, f32.double(), sb, torch.bfloat16), TypeError,
+         "A_scale must be torch.float32"),
+        ("scale with 2 elements", lambda: fp8gemm.bmm_fp8(A, B, sa, torch.empty(2, device="meta"), torch.bfloat16),
+         ValueError, "B_scale must have exactly one element"),
+        ("e5m2 x e5m2", lambda: fp8gemm.bmm_fp8(A.to(E5M2), B.to(E5M2), sa, sb, torch.bfloat16), ValueError,
+         "e5m2 x e5m2 is not supported"),
+        ("k not multiple of 16", lambda: fp8gemm.bmm_fp8(*meta_problem(1, 4, 64, 24), torch.bfloat16), ValueError,
+         "k must be a multiple of 16"),
+        ("n not multiple of 16", lambda: fp8gemm.bmm_fp8(*meta_problem(1, 4, 72, 32), torch.bfloat16), ValueError,
+         "n must be a multiple of 16"),
+        ("batch mismatch", lambda: fp8gemm.bmm_fp8(A[:1], B, sa, sb, torch.bfloat16), ValueError,
+         "same batch size"),
+        ("rank", lambda: fp8gemm.bmm_fp8(A[0], B[0], sa, sb, torch.bfloat16), ValueError, "A must be 3-D"),
+        ("out dtype mismatch", lambda: fp8gemm.bmm_fp8(A, B, sa, sb, torch.bfloat16,
+                                                       out=torch.empty(2, 16, 64, dtype=torch.half, device="meta")),
+         TypeError, "out has dtype torch.float16 but dtype is torch.bfloat16"),
+        ("out shape", lambda: fp8gemm.bmm_fp8(A, B, sa, sb, torch.bfloat16,
+                                              out=torch.empty(2, 16, 32, dtype=torch.bfloat16, device="meta")),
+         ValueError, "out must have shape [b, m, n] = [2, 16, 64]"),
+        ("unknown backend", lambda: fp8gemm.bmm_fp8(A, B, sa, sb, torch.bfloat16, backend="cuda"), ValueError,
+         "backend 'cuda' is unknown"),
+        ("CPU tensors", lambda: fp8gemm.bmm_fp8(*meta_problem(1, 4, 64, 32, device="cpu"), torch.bfloat16),
+         ValueError, "A must be a CUDA tensor"),
+    ]
+
+
+@pytest.mark.parametrize("case", _errors(), ids=lambda c: c[0])
+def test_error(case):
+    _, call, exc, text = case
+    with pytest.raises(exc) as info:
+        call()
+    assert text in str(info.value), str(info.value)
+
+
+def test_tune_shape_errors():
+    with pytest.raises(ValueError, match=r"\(m, n, k\) or \(batch, m, n, k\)"):
+        fp8gemm._problems([(1, 2)], batch=1)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU message")
+def test_info_without_gpu_says_why():
+    i = fp8gemm.info()
+    assert i["device_count"] == 0 and i["no_device_reason"]
