@@ -6,3 +6,5 @@ cd "$(dirname "$0")/.."
 scripts/install_deps.sh
 scripts/build.sh "$@"
 ctest --test-dir "${BUILD:-build}" --output-on-failure -j"$(nproc)"
+# PyTorch extension (docs/torch.md): CPU tests here, GPU tests skip; FP8GEMM_TORCH_TESTS=0 skips it.
+[ "${FP8GEMM_TORCH_TESTS:-1}" = 0 ] || scripts/test_torch.sh
