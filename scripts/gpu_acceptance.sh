@@ -24,9 +24,13 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
 step info "$F" info
 case "$PHASE" in
   bench)
-    step gpu_tests "$BIN/fp8gemm_gpu_tests" --gtest_brief=1
-    step check "$F" check --quiet
-    step bench "$F" bench --model all --m suite --tactics all --csv "$OUT/suite.csv" --json "$OUT/logs/suite.json"
+    # Each step has a time cap so that one slow step cannot take the whole call down with it.
+    step gpu_tests timeout 170 "$BIN/fp8gemm_gpu_tests" --gtest_brief=1 --gtest_output=xml:"$OUT/logs/gpu_tests.xml"
+    step check timeout 90 "$F" check --quiet
+    step bench_small timeout 120 "$F" bench --model all --m 1,2,4,8,16,24,32,48,64,96,128,192,256 --tactics all \
+      --csv "$OUT/suite_small.csv" --json "$OUT/logs/suite_small.json"
+    step bench_large timeout 190 "$F" bench --model all --m 384,512,1024,2048,4096,8192,16384 --tactics all \
+      --csv "$OUT/suite_large.csv" --json "$OUT/logs/suite_large.json"
     ;;
   tune)
     step tune "$F" tune --model all --m suite --cache "$OUT/cache.json" --json "$OUT/logs/tune.json"
