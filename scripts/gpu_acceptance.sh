@@ -33,13 +33,14 @@ case "$PHASE" in
       --csv "$OUT/suite_large.csv" --json "$OUT/logs/suite_large.json"
     ;;
   tune)
-    step tune "$F" tune --model all --m suite --cache "$OUT/cache.json" --json "$OUT/logs/tune.json"
+    step tune timeout 160 "$F" tune --model all --m suite --run-budget-s 150 --cache "$OUT/cache.json" \
+      --json "$OUT/logs/tune.json"
     export FP8GEMM_CACHE="$OUT/cache.json"
-    step auto_suite "$F" bench --model all --m suite --tactics all \
+    step auto_suite timeout 120 "$F" bench --model all --m suite --tactics all \
       --csv "$OUT/auto_suite.csv" --json "$OUT/logs/auto_suite.json"
-    step auto_between "$F" bench --model all --m 3,12,40,100,200,300,700,3000 \
+    step auto_between timeout 60 "$F" bench --model all --m 3,12,40,100,200,300,700,3000 \
       --tactics all --csv "$OUT/auto_between.csv"
-    step explain "$F" explain --shape 6144,4096 --m 40 --cache "$OUT/cache.json"
+    step explain timeout 20 "$F" explain --shape 6144,4096 --m 40 --cache "$OUT/cache.json"
     ;;
 esac
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> "$OUT/logs/nvidia-smi.csv" 2>&1
