@@ -37,7 +37,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,
   > "$OUT/nvidia-smi.csv" 2>&1
 cat "$BUNDLE/BUILD_INFO.txt" > "$OUT/env.log" 2>&1
 step import "$PY" -c "import sys, json, torch; sys.path.insert(0, 'python'); import fp8gemm
-print(sys.version.split()[0], torch.__version__, torch.version.cuda, torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU")
+print(sys.version.split()[0], torch.__version__, torch.version.cuda, torch.cuda.get_device_name() if torch.cuda.is_available() else 'no GPU')
 print(json.dumps(fp8gemm.info()))"
 case " $STAGES " in *" pytest "*)
   # shellcheck disable=SC2086

@@ -143,11 +143,19 @@ def test_torch_compile_fullgraph_out_and_cudagraphs():
     torch.testing.assert_close(got, expected, rtol=0, atol=0)
 
 
+# test_schema is left out: its mutation check compares inputs with arithmetic that torch 2.11
+# does not implement for float8 ("mul_cuda" not implemented for 'Float8_e4m3fn', seen on the
+# H200). Aliasing/mutation is covered by the out= tests and torch.compile tests instead.
+OPCHECK_UTILS = ("test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
+
+
 def test_opcheck():
     A, _, B, sa, sb = problem(2, 16, 256, 128, seed=9)
-    torch.library.opcheck(torch.ops.fp8gemm.bmm_fp8.default, (A, B, sa, sb, torch.bfloat16, "auto"))
+    torch.library.opcheck(torch.ops.fp8gemm.bmm_fp8.default, (A, B, sa, sb, torch.bfloat16, "auto"),
+                          test_utils=OPCHECK_UTILS)
     out = torch.empty(2, 16, 256, dtype=torch.bfloat16, device="cuda")
-    torch.library.opcheck(torch.ops.fp8gemm.bmm_fp8_out.default, (A, B, sa, sb, torch.bfloat16, out, "auto"))
+    torch.library.opcheck(torch.ops.fp8gemm.bmm_fp8_out.default, (A, B, sa, sb, torch.bfloat16, out, "auto"),
+                          test_utils=OPCHECK_UTILS)
 
 
 @pytest.mark.parametrize("backend", ["auto", "cublas", "cublaslt", "cutlass", "small_m", "cudnn"])
