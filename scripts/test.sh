@@ -6,5 +6,11 @@ cd "$(dirname "$0")/.."
 scripts/install_deps.sh
 scripts/build.sh "$@"
 ctest --test-dir "${BUILD:-build}" --output-on-failure -j"$(nproc)"
+# The install and its CMake package config: a separate project finds and links fp8gemm.
+B=${BUILD:-build}
+cmake --install "$B" --prefix "$B/_install" > /dev/null
+cmake -S tests/install -B "$B/_consumer" -G Ninja -DCMAKE_PREFIX_PATH="$PWD/$B/_install" > /dev/null
+cmake --build "$B/_consumer" > /dev/null
+"$B/_consumer/consumer"
 # PyTorch extension (docs/torch.md): CPU tests here, GPU tests skip; FP8GEMM_TORCH_TESTS=0 skips it.
 [ "${FP8GEMM_TORCH_TESTS:-1}" = 0 ] || scripts/test_torch.sh
