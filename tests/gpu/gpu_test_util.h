@@ -18,4 +18,13 @@ inline bool no_gpu() { return device_count() == 0; }
 
 inline Context& test_context() { return default_context(); }
 
+// e4m3 x e4m3 -> bf16, batch 1.
+inline Problem problem(int64_t m, int64_t n, int64_t k) {
+  Problem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  return p;
+}
+
 }  // namespace fp8gemm::testing

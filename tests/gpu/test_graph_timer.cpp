@@ -9,13 +9,7 @@
 namespace fp8gemm {
 namespace {
 
-Problem problem(int64_t m, int64_t n, int64_t k) {
-  Problem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  return p;
-}
+using testing::problem;
 
 TEST(GraphTimer, WeightsStreamFromHbmAndShortKernelsGet20Calls) {
   FP8GEMM_SKIP_WITHOUT_GPU();

@@ -18,13 +18,7 @@
 namespace fp8gemm {
 namespace {
 
-Problem problem(int64_t m, int64_t n, int64_t k) {
-  Problem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  return p;
-}
+using testing::problem;
 
 // Every tactic of every available backend, `first` leading (the reference of the round).
 std::vector<Tactic> everything(Context& ctx, const Problem& p, const Tactic& first) {
