@@ -165,6 +165,7 @@ std::shared_ptr<Selector> Context::selector() const {
 Context& default_context(int device) {
   static std::mutex mutex;
   static std::map<int, std::unique_ptr<Context>> contexts;
+  FP8GEMM_REQUIRE(device_count() > 0, kNotAvailable, "no usable GPU: ", no_device_reason());
   if (device < 0) FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
   std::lock_guard lock(mutex);
   auto& slot = contexts[device];
