@@ -165,8 +165,10 @@ std::shared_ptr<Selector> Context::selector() const {
 Context& default_context(int device) {
   static std::mutex mutex;
   static std::map<int, std::unique_ptr<Context>> contexts;
-  FP8GEMM_REQUIRE(device_count() > 0, kNotAvailable, "no usable GPU: ", no_device_reason());
-  if (device < 0) FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
+  if (device < 0 && cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    FP8GEMM_FAIL(kNotAvailable, "no usable GPU: ", no_device_reason());
+  }
   std::lock_guard lock(mutex);
   auto& slot = contexts[device];
   if (!slot) {
