@@ -60,6 +60,7 @@ struct TuneOptions {
   double output_tolerance = 0.02;  // see docs/tuning.md "Output check" (same bound as bench)
   std::vector<std::string> backends;   // restrict challengers to these (empty: all)
   bool retune = false;          // tune keys already in the cache again
+  int bucket_samples = 2;       // M values below each bucket edge where finalists are also timed
   // Called after each key (done counts keys finished, of total).
   std::function<void(size_t done, size_t total, const Decision&)> progress;
 };

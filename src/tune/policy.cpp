@@ -49,6 +49,7 @@ PolicyOptions policy_options(const TuneOptions& o) {
   p.noise_factor = o.noise_factor;
   p.output_tolerance = o.output_tolerance;
   p.backends = o.backends;
+  p.bucket_samples = o.bucket_samples;
   return p;
 }
 
@@ -143,8 +144,11 @@ std::vector<int64_t> bucket_sample_ms(int64_t m, int count) {
     if (e < edge) lower = e;
   if (edge > edges.back()) lower = edge / 2;
   std::vector<int64_t> out;
-  for (int64_t s : {lower + 1, (lower + 1 + edge) / 2})
-    if (s < edge && int(out.size()) < count && (out.empty() || out.back() != s)) out.push_back(s);
+  // The lowest M first (the farthest from the edge), then evenly spaced points up to the edge.
+  for (int i = 0; i < count; ++i) {
+    const int64_t s = lower + 1 + (edge - lower - 1) * i / count;
+    if (s < edge && (out.empty() || out.back() < s)) out.push_back(s);
+  }
   return out;
 }
 

@@ -53,6 +53,8 @@ TEST_F(PolicyTest, ClearlyFasterChallengerWins) {
 TEST_F(PolicyTest, ChoiceHoldsAcrossTheBucketNotOnlyAtItsEdge) {
   EXPECT_EQ(tuning::bucket_sample_ms(64, 2), (std::vector<int64_t>{49, 56}));
   EXPECT_EQ(tuning::bucket_sample_ms(2, 2), std::vector<int64_t>{});  // bucket (1, 2]: M=2 only
+  EXPECT_EQ(tuning::bucket_sample_ms(64, 4), (std::vector<int64_t>{49, 52, 56, 60}));
+  EXPECT_EQ(tuning::bucket_sample_ms(300, 2), (std::vector<int64_t>{257, 320}));  // bucket (256, 384]
   timer.true_us["cutlass:c1"] = 8;  // fastest at the edge...
   timer.true_us["cublaslt:h1"] = 9;
   timer.at_m = [](const std::string& name, int64_t m, double t) {

@@ -33,6 +33,7 @@ struct TuneCliOptions {
   std::string json;
   double key_budget_ms = 100;
   double run_budget_s = 0;
+  int bucket_samples = 2;
   bool retune = false;
 };
 
@@ -114,6 +115,7 @@ void run_tune(const TuneCliOptions& o) {
   TuneOptions to;
   to.key_budget_ms = o.key_budget_ms;
   to.run_budget_ms = o.run_budget_s * 1000;
+  to.bucket_samples = o.bucket_samples;
   to.retune = o.retune;
   for (const std::string& b : o.backends) to.backends.push_back(canonical_backend_name(b));
   ProgressBar bar(problems.size());
@@ -161,6 +163,9 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_option("--json", o.json, "write every decision as JSON (scripts/make_default_table.py reads it)");
   cmd->add_option("--key-budget-ms", o.key_budget_ms, "time budget per key (default 100)");
   cmd->add_option("--run-budget-s", o.run_budget_s, "time budget of the run; later keys keep their default (0: none)");
+  cmd->add_option("--bucket-samples", o.bucket_samples,
+                  "M values below each bucket edge where the finalists are also timed (default 2)")
+      ->check(CLI::Range(0, 8));
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });
