@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,14 @@ namespace fp8gemm {
 class Selector {
  public:
   virtual ~Selector() = default;
+
+  // A number that changes whenever select() may answer differently for the same arguments, or
+  // kVolatile when any call may (e.g. while lazy tuning is on). The Context memoizes its
+  // resolved choice per (problem, backend) under this number, so that a steady-state call
+  // neither asks the selector nor copies a tactic name.
+  static constexpr uint64_t kVolatile = ~uint64_t(0);
+  virtual uint64_t generation() const { return kVolatile; }
+
   // `backend` is "auto" or a canonical backend name the choice must belong to. `stream` is the
   // stream of the call being dispatched (nullptr outside a call), so that a selector can tell a
   // stream capture (cudaStreamIsCapturing) and never profile inside one.
@@ -53,6 +62,18 @@ class Context {
   // reason when the named backend/tactic cannot run `p`; "auto" fails only if nothing can.
   // `stream`: the stream the call will run on (passed to the selector).
   Tactic choose(const Problem& p, const std::string& backend = "auto", cudaStream_t stream = nullptr);
+
+  // What run() launches for (p, backend): the chosen tactic, its backend and the workspace it
+  // needs. Memoized per (problem, backend spelling) under the selector's generation, so that a
+  // steady-state call allocates nothing and asks no selector (Selector::generation()).
+  struct Resolved {
+    uint64_t generation;
+    Tactic tactic;
+    Backend* backend;
+    size_t workspace_bytes;
+  };
+  std::shared_ptr<const Resolved> resolve(const Problem& p, const std::string& backend = "auto",
+                                          cudaStream_t stream = nullptr);
 
   // Enqueue `p` on `stream`. `p` must already be validated (see validate()). Allocates nothing
   // after the first call on a stream, never synchronizes, legal inside stream capture.

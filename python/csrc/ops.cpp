@@ -51,14 +51,13 @@ void run(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, co
     });
     if (p.empty()) return;
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream(dev).stream();
-    const Tactic t = ctx.choose(p, backend, stream);
-    Backend* b = ctx.backend(t.backend);
-    FP8GEMM_REQUIRE(b, kUnsupported, "backend ", t.backend, " is not part of this build");
-    const size_t need = b->workspace_bytes(p, t);
+    // Memoized choice (Context::resolve): a steady-state call asks no selector and copies no name.
+    const std::shared_ptr<const Context::Resolved> r = ctx.resolve(p, backend, stream);
+    const size_t need = r->workspace_bytes;
     at::Tensor workspace;
     if (need) workspace = at::empty({static_cast<int64_t>(need)}, A.options().dtype(at::kByte));
-    b->run(p, t, GemmArgs{args.a, args.b, args.a_scale, args.b_scale, args.out},
-           Workspace{need ? workspace.data_ptr() : nullptr, need}, stream);
+    r->backend->run(p, r->tactic, GemmArgs{args.a, args.b, args.a_scale, args.b_scale, args.out},
+                    Workspace{need ? workspace.data_ptr() : nullptr, need}, stream);
   } catch (const Error& e) {
     throw_torch_error(e);
   }

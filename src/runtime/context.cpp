@@ -14,6 +14,30 @@
 namespace fp8gemm {
 
 
+namespace {
+
+// Looks (problem, backend) keys up by reference, so that a call copies no string.
+struct ResolvedKeyRef {
+  const Problem& problem;
+  const std::string& backend;
+};
+struct ResolvedKeyLess {
+  using is_transparent = void;
+  using Key = std::pair<Problem, std::string>;
+  static bool less(const Problem& p, const std::string& b, const Problem& q, const std::string& c) {
+    if (p < q) return true;
+    if (q < p) return false;
+    return b < c;
+  }
+  bool operator()(const Key& x, const Key& y) const { return less(x.first, x.second, y.first, y.second); }
+  bool operator()(const Key& x, const ResolvedKeyRef& y) const { return less(x.first, x.second, y.problem, y.backend); }
+  bool operator()(const ResolvedKeyRef& x, const Key& y) const { return less(x.problem, x.backend, y.first, y.second); }
+};
+
+}  // namespace
+
+using Resolved = Context::Resolved;
+
 struct Context::Impl {
   ContextOptions options;
   DeviceInfo device;
@@ -27,6 +51,18 @@ struct Context::Impl {
 
   std::shared_mutex memo_mutex;
   std::map<std::pair<Problem, std::string>, Tactic> default_memo;
+
+  // Context::run's memo: cleared when the selector is replaced; an entry is stale when the
+  // selector's generation moved on.
+  std::shared_mutex resolved_mutex;
+  std::map<std::pair<Problem, std::string>, std::shared_ptr<const Resolved>, ResolvedKeyLess> resolved;
+
+  std::shared_ptr<const Resolved> find_resolved(const Problem& p, const std::string& backend, uint64_t generation) {
+    std::shared_lock lock(resolved_mutex);
+    auto it = resolved.find(ResolvedKeyRef{p, backend});
+    if (it == resolved.end() || it->second->generation != generation) return nullptr;
+    return it->second;  // a shared_ptr copy: no allocation
+  }
 
   Backend* find(const std::string& name) const {
     for (auto& b : backends)
@@ -117,9 +153,36 @@ Tactic Context::choose(const Problem& p, const std::string& backend, cudaStream_
   return impl_->default_choice(p, name);
 }
 
+std::shared_ptr<const Context::Resolved> Context::resolve(const Problem& p, const std::string& backend,
+                                                          cudaStream_t stream) {
+  // Steady state: the choice resolved for this (problem, backend) under the selector's current
+  // generation; no selector query, no name parsing, no string copy, no allocation.
+  const std::shared_ptr<Selector> sel = selector();
+  const uint64_t generation = sel ? sel->generation() : 0;
+  std::shared_ptr<const Resolved> r;
+  if (generation != Selector::kVolatile) r = impl_->find_resolved(p, backend, generation);
+  if (!r) {
+    Tactic t = choose(p, backend, stream);
+    Backend* b = impl_->find(t.backend);
+    FP8GEMM_REQUIRE(b, kUnsupported, "backend ", t.backend, " is not part of this build");
+    const size_t need = b->workspace_bytes(p, t);
+    r = std::make_shared<const Resolved>(Resolved{generation, std::move(t), b, need});
+    if (generation != Selector::kVolatile) {
+      std::unique_lock lock(impl_->resolved_mutex);
+      impl_->resolved[std::make_pair(p, backend)] = r;
+    }
+  }
+  return r;
+}
+
 void Context::run(const Problem& p, const GemmArgs& args, cudaStream_t stream, const std::string& backend) {
   if (p.empty()) return;
-  run_tactic(p, choose(p, backend, stream), args, stream);
+  const std::shared_ptr<const Resolved> r = resolve(p, backend, stream);
+  Workspace ws = r->workspace_bytes ? workspace(stream) : Workspace{};
+  FP8GEMM_REQUIRE(ws.bytes >= r->workspace_bytes, kUnsupported, "tactic ", r->tactic.name(), " needs ",
+                  r->workspace_bytes,
+                  " bytes of workspace; the context has ", ws.bytes, " (raise ContextOptions::workspace_bytes)");
+  r->backend->run(p, r->tactic, args, ws, stream);
 }
 
 void Context::run_tactic(const Problem& p, const Tactic& t, const GemmArgs& args, cudaStream_t stream) {
@@ -155,6 +218,8 @@ Workspace Context::workspace(cudaStream_t stream) {
 void Context::set_selector(std::shared_ptr<Selector> selector) {
   std::unique_lock lock(impl_->selector_mutex);
   impl_->selector = std::move(selector);
+  std::unique_lock memo(impl_->resolved_mutex);  // its generations mean nothing to the new one
+  impl_->resolved.clear();
 }
 
 std::shared_ptr<Selector> Context::selector() const {

@@ -62,6 +62,7 @@ void TuneCache::put(const CacheEntry& e) {
   Stored s = store(e);
   std::unique_lock lock(mutex_);
   entries_[e.key] = std::move(s);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void TuneCache::merge(const std::vector<CacheEntry>& entries, bool overwrite) {
@@ -70,12 +71,14 @@ void TuneCache::merge(const std::vector<CacheEntry>& entries, bool overwrite) {
     auto [it, inserted] = entries_.emplace(e.key, store(e));
     if (!inserted && overwrite) it->second = store(e);
   }
+  generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void TuneCache::replace(const std::vector<CacheEntry>& entries) {
   std::unique_lock lock(mutex_);
   entries_.clear();
   for (const CacheEntry& e : entries) entries_[e.key] = store(e);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 std::vector<CacheEntry> TuneCache::entries() const {

@@ -2,6 +2,8 @@
 // (thread-safe) and on disk (JSON with validators, atomic replace, merge under flock).
 #pragma once
 
+#include <atomic>
+
 #include <cstddef>
 #include <map>
 #include <mutex>
@@ -52,6 +54,8 @@ class TuneCache {
   void replace(const std::vector<CacheEntry>& entries);
   std::vector<CacheEntry> entries() const;
   size_t size() const;
+  // Changes whenever an entry is added, replaced or removed (Selector::generation).
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
  private:
   struct Stored {
@@ -61,6 +65,7 @@ class TuneCache {
   static Stored store(const CacheEntry& e);
   mutable std::shared_mutex mutex_;
   std::map<TuneKey, Stored> entries_;
+  std::atomic<uint64_t> generation_{1};
 };
 
 // Reading never throws: a file that is missing, unreadable, corrupt, truncated, of another

@@ -38,6 +38,8 @@ class TuningSelector : public Selector {
   explicit TuningSelector(SelectorConfig config);
 
   std::optional<Tactic> select(const Problem& p, const std::string& backend, cudaStream_t stream) override;
+  // The cache's generation; volatile while lazy tuning is on (a call may tune its key).
+  uint64_t generation() const override { return lazy_active() ? kVolatile : cache_.generation(); }
 
   // What `auto` runs for `p` without a tuned entry: table entry or floor.
   Tactic default_for(const Problem& p);

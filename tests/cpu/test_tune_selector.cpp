@@ -266,3 +266,34 @@ TEST(Buckets, KeysSeparateEveryField) {
 
 }  // namespace
 }  // namespace fp8gemm::testing
+
+namespace fp8gemm::testing {
+namespace {
+
+// The Context memoizes its resolved choice under Selector::generation(): the number must move
+// whenever a select() answer can change (cache entries added, merged, replaced) and must be
+// kVolatile while lazy tuning may tune on any call.
+TEST_F(SelectorTest, GenerationMovesWithEveryCacheChangeAndIsVolatileWhileTuningLazily) {
+  TuningSelector sel(config());
+  const uint64_t g0 = sel.generation();
+  EXPECT_NE(g0, Selector::kVolatile);
+  EXPECT_EQ(sel.generation(), g0);  // no change, same number
+  tuning::CacheEntry e;
+  e.key = tuning::key_of(problem(64));
+  e.tactic = "cutlass:c0";
+  sel.cache().put(e);
+  const uint64_t g1 = sel.generation();
+  EXPECT_NE(g1, g0);
+  sel.cache().merge({e}, true);
+  EXPECT_NE(sel.generation(), g1);
+  const uint64_t g2 = sel.generation();
+  sel.cache().replace({});
+  EXPECT_NE(sel.generation(), g2);
+  sel.enter_scope();
+  EXPECT_EQ(sel.generation(), Selector::kVolatile);
+  sel.exit_scope();
+  EXPECT_NE(sel.generation(), Selector::kVolatile);
+}
+
+}  // namespace
+}  // namespace fp8gemm::testing

@@ -258,9 +258,13 @@ class CublasLtBackend final : public Backend {
   // Rebuilds the algorithm from its name alone and checks it against `p`; memoized.
   const CheckedAlgo& checked_algo(const Problem& p, const std::string& config) {
     {
+      // Looked up by reference (transparent comparator): the call path copies no string.
       std::shared_lock lock(mutex_);
-      auto it = algo_memo_.find({p, config});
-      if (it != algo_memo_.end()) return it->second;
+      auto by_name = algo_memo_.find(config);
+      if (by_name != algo_memo_.end()) {
+        auto it = by_name->second.find(p);
+        if (it != by_name->second.end()) return it->second;
+      }
     }
     CheckedAlgo c;
     c.config = cublaslt::parse_config(config);  // throws on a malformed name
@@ -287,7 +291,7 @@ class CublasLtBackend final : public Backend {
       }
     }
     std::unique_lock lock(mutex_);
-    return algo_memo_.emplace(std::make_pair(p, config), c).first->second;
+    return algo_memo_[config].emplace(p, c).first->second;
   }
 
   DeviceInfo device_;
@@ -296,7 +300,8 @@ class CublasLtBackend final : public Backend {
   float* query_scales_ = nullptr;
   std::shared_mutex mutex_;
   std::map<Problem, std::vector<Tactic>> tactics_memo_;
-  std::map<std::pair<Problem, std::string>, CheckedAlgo> algo_memo_;  // std::map: stable references
+  // config name -> problem -> checked algorithm; std::map: references stay valid on insertion.
+  std::map<std::string, std::map<Problem, CheckedAlgo>, std::less<>> algo_memo_;
 };
 
 }  // namespace

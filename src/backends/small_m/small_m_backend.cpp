@@ -1,6 +1,9 @@
 // The Backend face of small_m: tactic names, limits and launch; the kernels live in the .cu files.
 #include "backends/small_m/small_m_backend.h"
 
+#include <map>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 
 #include "backends/small_m/small_m_config.h"
@@ -42,7 +45,7 @@ class SmallMBackend final : public Backend {
     if (!availability_) return availability_;
     if (t.backend != name()) return Verdict::no("tactic " + t.name() + " is not a small_m tactic");
     try {
-      return small_m::can_implement(p, small_m::parse_config(t.config), cc());
+      return small_m::can_implement(p, config_of(t.config), cc());
     } catch (const Error& e) {
       return Verdict::no(e.what());
     }
@@ -53,7 +56,7 @@ class SmallMBackend final : public Backend {
 
   void run(const Problem& p, const Tactic& t, const GemmArgs& args, Workspace, cudaStream_t stream) override {
     if (p.empty()) return;
-    small_m::LaunchArgs l{p, small_m::parse_config(t.config), args, stream};
+    small_m::LaunchArgs l{p, config_of(t.config), args, stream};
     if (p.a_type == DType::kE4M3 && p.b_type == DType::kE4M3) return small_m::launch_e4m3_e4m3(l);
     if (p.a_type == DType::kE4M3 && p.b_type == DType::kE5M2) return small_m::launch_e5m2_e4m3(l);
     if (p.a_type == DType::kE5M2 && p.b_type == DType::kE4M3) return small_m::launch_e4m3_e5m2(l);
@@ -63,6 +66,19 @@ class SmallMBackend final : public Backend {
 
  private:
   int cc() const { return device_.compute_capability(); }
+
+  // Parsed once per name (parsing checks the canonical spelling, which builds a string): the
+  // call path then only looks the name up, without copying it.
+  small_m::Config config_of(const std::string& name) {
+    {
+      std::shared_lock lock(parsed_mutex_);
+      auto it = parsed_.find(name);
+      if (it != parsed_.end()) return it->second;
+    }
+    const small_m::Config c = small_m::parse_config(name);  // throws on a bad name: not cached
+    std::unique_lock lock(parsed_mutex_);
+    return parsed_.emplace(name, c).first->second;
+  }
   // Shape limits alone (any config): lets tactics() return {} quietly for problems out of range.
   bool shape_ok(const Problem& p) const {
     small_m::Config c;
@@ -74,6 +90,8 @@ class SmallMBackend final : public Backend {
 
   DeviceInfo device_;
   Verdict availability_ = Verdict::yes();
+  std::shared_mutex parsed_mutex_;
+  std::map<std::string, small_m::Config, std::less<>> parsed_;
 };
 
 }  // namespace
