@@ -175,26 +175,30 @@ std::shared_ptr<const Context::Resolved> Context::resolve(const Problem& p, cons
   return r;
 }
 
+namespace {
+
+// The last step of run() and run_tactic(): this stream's workspace, checked, then the launch.
+void launch(Context& ctx, Backend& b, const Problem& p, const Tactic& t, size_t need, const GemmArgs& args,
+            cudaStream_t stream) {
+  Workspace ws = need ? ctx.workspace(stream) : Workspace{};
+  FP8GEMM_REQUIRE(ws.bytes >= need, kUnsupported, "tactic ", t.name(), " needs ", need,
+                  " bytes of workspace; the context has ", ws.bytes, " (raise ContextOptions::workspace_bytes)");
+  b.run(p, t, args, ws, stream);
+}
+
+}  // namespace
+
 void Context::run(const Problem& p, const GemmArgs& args, cudaStream_t stream, const std::string& backend) {
   if (p.empty()) return;
   const std::shared_ptr<const Resolved> r = resolve(p, backend, stream);
-  Workspace ws = r->workspace_bytes ? workspace(stream) : Workspace{};
-  FP8GEMM_REQUIRE(ws.bytes >= r->workspace_bytes, kUnsupported, "tactic ", r->tactic.name(), " needs ",
-                  r->workspace_bytes,
-                  " bytes of workspace; the context has ", ws.bytes, " (raise ContextOptions::workspace_bytes)");
-  r->backend->run(p, r->tactic, args, ws, stream);
+  launch(*this, *r->backend, p, r->tactic, r->workspace_bytes, args, stream);
 }
 
 void Context::run_tactic(const Problem& p, const Tactic& t, const GemmArgs& args, cudaStream_t stream) {
   if (p.empty()) return;
   Backend* b = impl_->find(t.backend);
   FP8GEMM_REQUIRE(b, kUnsupported, "backend ", t.backend, " is not part of this build");
-  const size_t need = b->workspace_bytes(p, t);
-  Workspace ws = need ? workspace(stream) : Workspace{};
-  FP8GEMM_REQUIRE(ws.bytes >= need, kUnsupported, "tactic ", t.name(), " needs ", need,
-                  " bytes of workspace; the context has ", ws.bytes,
-                  " (raise ContextOptions::workspace_bytes)");
-  b->run(p, t, args, ws, stream);
+  launch(*this, *b, p, t, b->workspace_bytes(p, t), args, stream);
 }
 
 Workspace Context::workspace(cudaStream_t stream) {
