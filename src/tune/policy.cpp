@@ -152,6 +152,169 @@ std::vector<int64_t> bucket_sample_ms(int64_t m, int count) {
   return out;
 }
 
+namespace {
+
+// Times over the bucket: the edge (index 0) and each sampled M below it, per tactic.
+struct BucketTimes {
+  std::vector<int64_t> ms;                              // the sampled M values (edge excluded)
+  std::map<std::string, std::vector<double>> times;     // tactic -> [edge, ms...] (INFINITY: failed)
+  std::vector<Timing> newcomers;                        // at the edge, scaled to the main round
+  std::map<std::string, std::string> newcomer_note;     // why each newcomer was added
+};
+
+// Whether `t` of one of `backends` can run `p` (a tactic listed for another M may not).
+bool runs(const std::vector<Backend*>& backends, const Problem& p, const Tactic& t) {
+  for (Backend* b : backends)
+    if (b->name() == t.backend) {
+      try {
+        return b->can_implement(p, t).ok;
+      } catch (const std::exception&) {
+        return false;
+      }
+    }
+  return false;
+}
+
+// Measures `tactics` at `q` together with the default (first) and returns each one's median,
+// scaled so that the default's time equals `default_us` (the reference of an earlier round at
+// the same M): separate rounds then compare as if they were one, despite clock drift.
+std::vector<double> measure_scaled(Timer& timer, const Problem& q, const Tactic& def, const std::vector<Tactic>& tactics,
+                                   double default_us) {
+  std::vector<Tactic> list{def};
+  list.insert(list.end(), tactics.begin(), tactics.end());
+  std::vector<double> out(tactics.size(), INFINITY);
+  std::vector<Timing> r;
+  try {
+    r = timer.measure(q, list, MeasureOptions{0, 5, 1});
+  } catch (const std::exception&) {
+    return out;
+  }
+  const double scale = r.size() == list.size() && r[0].ok && r[0].median_us > 0 && std::isfinite(default_us)
+                           ? default_us / r[0].median_us
+                           : 1.0;
+  for (size_t i = 0; i < tactics.size() && i + 1 < r.size(); ++i)
+    if (r[i + 1].ok) out[i] = r[i + 1].median_us * scale;
+  return out;
+}
+
+// The finalists (best first, with the default) timed at the sampled M values of the bucket.
+// Backends may list other tactics at those M (cuBLASLt's heuristic answers per M): the ones
+// not listed at the edge are timed there too, and those that beat every sampled tactic at
+// their M ("newcomers", at most two per M) are then timed at the edge and the other M values,
+// so that a tactic that only the lower M's list holds can still be chosen for the bucket.
+BucketTimes time_over_bucket(const Problem& problem, const std::vector<Backend*>& backends, const Tactic& def,
+                             const RoundResult& rr, const std::vector<Tactic>& listed_at_edge, Timer& timer,
+                             const PolicyOptions& o) {
+  BucketTimes bt;
+  std::vector<const Timing*> sampled{&rr.reference};
+  std::vector<const Timing*> by_time;
+  for (const Timing& t : rr.finalists)
+    if (t.ok) by_time.push_back(&t);
+  std::stable_sort(by_time.begin(), by_time.end(),
+                   [](const Timing* x, const Timing* y) { return x->median_us < y->median_us; });
+  for (const Timing* t : by_time)
+    if (int(sampled.size()) <= o.sampled_finalists) sampled.push_back(t);
+  for (const Timing* t : sampled) bt.times[t->tactic.name()].push_back(t->median_us);
+  std::vector<int64_t> ms = bucket_sample_ms(problem.m, o.bucket_samples);
+  if (sampled.size() < 2 || !rr.reference.ok) return bt;
+
+  std::set<std::string> known;
+  for (const Tactic& t : listed_at_edge) known.insert(t.name());
+  std::vector<Tactic> promoted;          // newcomers, in the order found
+  std::vector<std::map<std::string, double>> promoted_at;  // per sampled M: newcomer -> time
+  for (int64_t m : ms) {
+    Problem q = problem;
+    q.m = m;
+    std::vector<Tactic> tactics;
+    for (const Timing* t : sampled) tactics.push_back(t->tactic);
+    const size_t n_sampled = tactics.size();
+    if (o.sample_newcomers > 0) {
+      std::vector<Tactic> fresh;
+      for (const Tactic& t : gather_candidates(q, backends, def, o.backends).tactics)
+        if (!known.count(t.name()) && runs(backends, problem, t)) fresh.push_back(t);
+      fresh.insert(fresh.begin(), def);  // trim_candidates keeps the first entry
+      fresh = trim_candidates(fresh, size_t(o.sample_newcomers) + 1);
+      tactics.insert(tactics.end(), fresh.begin() + 1, fresh.end());
+    }
+    std::vector<Timing> r;
+    try {
+      r = timer.measure(q, tactics, MeasureOptions{0, 5, 1});
+    } catch (const std::exception&) {
+      r.clear();
+    }
+    auto time_of = [&](size_t i) { return i < r.size() && r[i].ok ? r[i].median_us : INFINITY; };
+    double best_sampled = INFINITY;
+    for (size_t i = 0; i < n_sampled; ++i) {
+      bt.times[sampled[i]->tactic.name()].push_back(time_of(i));
+      best_sampled = std::min(best_sampled, time_of(i));
+    }
+    std::vector<std::pair<double, size_t>> better;  // newcomers faster than every sampled tactic
+    for (size_t i = n_sampled; i < tactics.size(); ++i) {
+      known.insert(tactics[i].name());
+      if (time_of(i) < best_sampled) better.push_back({time_of(i), i});
+    }
+    std::stable_sort(better.begin(), better.end());
+    promoted_at.emplace_back();
+    for (size_t j = 0; j < better.size() && j < 2; ++j) {
+      const Tactic& t = tactics[better[j].second];
+      promoted.push_back(t);
+      promoted_at.back()[t.name()] = better[j].first;
+      bt.newcomer_note[t.name()] = "listed at M=" + std::to_string(m) + ", not at the edge";
+    }
+    bt.ms.push_back(m);
+  }
+  if (promoted.empty()) return bt;
+
+  // The newcomers at the edge (scaled to the main round's default) and at every sampled M
+  // where they were not timed yet (scaled to that M's default time).
+  const std::vector<double> edge = measure_scaled(timer, problem, def, promoted, rr.reference.median_us);
+  for (size_t i = 0; i < promoted.size(); ++i) {
+    bt.times[promoted[i].name()] = {edge[i]};
+    Timing t;
+    t.tactic = promoted[i];
+    t.ok = std::isfinite(edge[i]);
+    t.median_us = edge[i];
+    if (!t.ok) t.error = "failed at the bucket edge";
+    bt.newcomers.push_back(t);
+  }
+  for (size_t s = 0; s < bt.ms.size(); ++s) {
+    Problem q = problem;
+    q.m = bt.ms[s];
+    std::vector<Tactic> missing;
+    for (const Tactic& t : promoted)
+      if (!promoted_at[s].count(t.name())) missing.push_back(t);
+    const std::vector<double> r = measure_scaled(timer, q, def, missing, bt.times[def.name()][s + 1]);
+    for (const Tactic& t : promoted) {
+      auto it = promoted_at[s].find(t.name());
+      double v = INFINITY;
+      if (it != promoted_at[s].end()) {
+        v = it->second;
+      } else {
+        for (size_t i = 0; i < missing.size(); ++i)
+          if (missing[i] == t) v = r[i];
+      }
+      bt.times[t.name()].push_back(v);
+    }
+  }
+  return bt;
+}
+
+// Each tactic's worst ratio to the fastest tactic at each M of the bucket.
+std::map<std::string, double> worst_ratios(const BucketTimes& bt) {
+  std::map<std::string, double> worst;
+  const size_t n_ms = 1 + bt.ms.size();
+  for (size_t s = 0; s < n_ms; ++s) {
+    double best = INFINITY;
+    for (auto& [name, v] : bt.times)
+      if (s < v.size()) best = std::min(best, v[s]);
+    for (auto& [name, v] : bt.times)
+      worst[name] = std::max(worst[name], s < v.size() ? v[s] / best : INFINITY);
+  }
+  return worst;
+}
+
+}  // namespace
+
 Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
                 const Tactic& default_tactic, const Tactic& floor_tactic, Timer& timer,
                 const PolicyOptions& o) {
@@ -206,50 +369,20 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
   // Worst-case ratio to the best over the bucket: each candidate's time over the fastest time
   // at the edge and at the sampled M values below it. Without samples this orders exactly as
   // the edge times do, so the rule below is then the plain one.
-  std::map<std::string, double> worst;
-  {
-    std::vector<const Timing*> sampled{&rr.reference};
-    std::vector<const Timing*> by_time;
-    for (const Timing& t : rr.finalists)
-      if (t.ok) by_time.push_back(&t);
-    std::stable_sort(by_time.begin(), by_time.end(),
-                     [](const Timing* x, const Timing* y) { return x->median_us < y->median_us; });
-    for (const Timing* t : by_time)
-      if (int(sampled.size()) <= o.sampled_finalists) sampled.push_back(t);
-    std::map<std::string, std::vector<double>> times;  // per candidate, per M (edge first)
-    for (const Timing* t : sampled) times[t->tactic.name()].push_back(t->median_us);
-    std::vector<int64_t> ms = bucket_sample_ms(problem.m, o.bucket_samples);
-    if (sampled.size() < 2 || !rr.reference.ok) ms.clear();
-    for (int64_t m : ms) {
-      Problem q = problem;
-      q.m = m;
-      std::vector<Tactic> tactics;
-      for (const Timing* t : sampled) tactics.push_back(t->tactic);
-      std::vector<Timing> r;
-      try {
-        r = timer.measure(q, tactics, MeasureOptions{0, 5, 1});
-      } catch (const std::exception&) {
-        r.clear();
-      }
-      for (size_t i = 0; i < sampled.size(); ++i)
-        times[sampled[i]->tactic.name()].push_back(i < r.size() && r[i].ok ? r[i].median_us : INFINITY);
-      d.sampled_ms.push_back(m);
-    }
-    const size_t n_ms = 1 + d.sampled_ms.size();
-    for (size_t s = 0; s < n_ms; ++s) {
-      double best = INFINITY;
-      for (auto& [name, v] : times) best = std::min(best, v[s]);
-      for (auto& [name, v] : times) worst[name] = std::max(worst[name], v[s] / best);
-    }
-    for (const Timing& t : rr.finalists)  // finalists not sampled: judged at the edge only
-      if (t.ok && !worst.count(t.tactic.name())) worst[t.tactic.name()] = INFINITY;
-  }
+  BucketTimes bt = time_over_bucket(problem, backends, default_tactic, rr, all.tactics, timer, o);
+  d.sampled_ms = bt.ms;
+  std::map<std::string, double> worst = worst_ratios(bt);
+  for (const Timing& t : rr.finalists)  // finalists not sampled: judged at the edge only
+    if (t.ok && !worst.count(t.tactic.name())) worst[t.tactic.name()] = INFINITY;
+  // Newcomers (listed only below the edge) compete with the edge's finalists.
+  std::vector<Timing> contenders = rr.finalists;
+  for (const Timing& t : bt.newcomers) contenders.push_back(t);
   const double default_worst = worst[d.default_tactic];
 
   // Challengers whose worst case beats the default's by more than the threshold, best first;
   // ties keep candidate order (stable sort), so a tie never depends on timing order.
   std::vector<const Timing*> faster;
-  for (const Timing& t : rr.finalists)
+  for (const Timing& t : contenders)
     if (t.ok && worst[t.tactic.name()] < default_worst * (1.0 - d.threshold)) faster.push_back(&t);
   std::stable_sort(faster.begin(), faster.end(), [&](const Timing* x, const Timing* y) {
     return worst[x->tactic.name()] < worst[y->tactic.name()];
@@ -275,14 +408,15 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
       break;
     }
   }
-  for (const Timing& t : rr.finalists) {
+  for (const Timing& t : contenders) {
     auto it = diffs.find(t.tactic.name());
     const double diff = it == diffs.end() ? -1 : it->second;
     const bool mismatch = it != diffs.end() && !(diff <= o.output_tolerance);
+    const bool newcomer = bt.newcomer_note.count(t.tactic.name()) > 0;
     d.candidates.push_back({t.tactic.name(), mismatch ? "mismatch" : "finalist", t.median_us, diff,
                             mismatch ? "output differs from the default's by " + std::to_string(diff) +
                                            " (tolerance " + std::to_string(o.output_tolerance) + ")"
-                                     : ""});
+                                     : newcomer ? bt.newcomer_note.at(t.tactic.name()) : ""});
   }
 
   const std::string rule = "max(" + percent(o.min_gain) + ", " + std::to_string(o.noise_factor).substr(0, 3) +
@@ -305,7 +439,7 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
     return finish("kept the default: every challenger faster by more than " + rule +
                   " produced a different output");
   const Timing* best = nullptr;
-  for (const Timing& t : rr.finalists)
+  for (const Timing& t : contenders)
     if (t.ok && (!best || t.median_us < best->median_us)) best = &t;
   if (!best) return finish("kept the default: no challenger survived the short round");
   return finish("kept the default: the best challenger " + best->tactic.name() + " (" + us(best->median_us) +

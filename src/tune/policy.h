@@ -26,6 +26,9 @@ struct PolicyOptions {
   // and the tactic with the smallest worst-case ratio to the best at each M wins.
   int bucket_samples = 2;
   int sampled_finalists = 6;          // finalists (plus the default) timed at the other M values
+  // Tactics a backend lists at a sampled M but not at the edge (cuBLASLt's heuristic answers
+  // per M) also timed there, at most this many per M; 0: only the edge's candidates compete.
+  int sample_newcomers = 8;
   std::function<double()> clock_ms;   // wall clock (injectable for tests); empty: steady_clock
 };
 
@@ -59,7 +62,8 @@ RoundPlan plan_rounds(const Problem& p, size_t n_candidates, const PolicyOptions
 std::vector<Tactic> trim_candidates(const std::vector<Tactic>& tactics, size_t keep);
 
 // M values, besides the bucket's upper edge `m`, at which the finalists are timed: the bucket's
-// lowest M and its middle (distinct, ascending, at most `count`).
+// lowest M and its middle (distinct, ascending, at most `count`). Tactics listed only at those
+// M join there, and the best of them are timed over the whole bucket (see decide()).
 std::vector<int64_t> bucket_sample_ms(int64_t m, int count);
 
 // Measures and decides one key. `problem` is the key's representative problem. Never throws

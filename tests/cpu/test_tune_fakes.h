@@ -23,20 +23,28 @@ class FakeBackend : public Backend {
   bool throw_on_list = false;   // FlashInfer fault 4: listing throws
   bool unavailable = false;
   std::set<std::string> cannot_implement;  // configs can_implement refuses
+  // Configs listed only when M is at most the key (on top of the fixed list), like cuBLASLt's
+  // heuristic, whose answers depend on M; can_implement accepts them at every M.
+  std::map<int64_t, std::vector<std::string>> listed_up_to_m;
 
   std::string name() const override { return name_; }
   Verdict available() const override { return unavailable ? Verdict::no("fake: not loaded") : Verdict::yes(); }
-  std::vector<Tactic> tactics(const Problem&) override {
+  std::vector<Tactic> tactics(const Problem& p) override {
     if (throw_on_list) throw std::runtime_error("two copies of libcudart are loaded");
     std::vector<Tactic> out;
     for (auto& c : configs_) out.push_back({name_, c});
+    for (auto& [max_m, list] : listed_up_to_m)
+      if (p.m <= max_m)
+        for (auto& c : list) out.push_back({name_, c});
     return out;
   }
   Tactic default_tactic(const Problem&) override { return {name_, default_}; }
   Verdict can_implement(const Problem&, const Tactic& t) override {
     if (t.backend != name_) return Verdict::no("not mine");
     if (cannot_implement.count(t.config)) return Verdict::no("fake: refused");
-    if (std::find(configs_.begin(), configs_.end(), t.config) == configs_.end() && t.config != default_)
+    bool extra = false;
+    for (auto& [max_m, list] : listed_up_to_m) extra |= std::find(list.begin(), list.end(), t.config) != list.end();
+    if (std::find(configs_.begin(), configs_.end(), t.config) == configs_.end() && t.config != default_ && !extra)
       return Verdict::no("fake: unknown config " + t.config);
     return Verdict::yes();
   }

@@ -66,6 +66,39 @@ TEST_F(PolicyTest, ChoiceHoldsAcrossTheBucketNotOnlyAtItsEdge) {
   EXPECT_NE(d.reason.find("also timed at M=49,56"), std::string::npos) << d.reason;
 }
 
+// cuBLASLt's heuristic lists different tactics at different M: a tactic listed only at the
+// bucket's lower M, and best there, must be able to win the bucket (on the H200, M=300 of
+// llama8b.o ran 1.33x slower than a tactic that only M<=320's heuristic listed).
+TEST_F(PolicyTest, TacticListedOnlyBelowTheEdgeCanWinTheBucket) {
+  cublaslt.listed_up_to_m[56] = {"low1", "low2"};
+  timer.true_us["cublaslt:low1"] = 11;  // slower at the edge than the default (10)...
+  timer.true_us["cublaslt:low2"] = 30;
+  timer.at_m = [](const std::string& name, int64_t m, double t) {
+    if (m < 64 && name == "cublaslt:heur") return 20.0;  // ...the default collapses below it
+    if (m < 64 && name == "cublaslt:low1") return 9.0;
+    if (m < 64 && name != "cublaslt:low2") return 2 * t;
+    return t;
+  };
+  const Decision d = run();
+  EXPECT_EQ(d.choice, "cublaslt:low1") << d.reason;
+  const CandidateReport* c = find(d, "cublaslt:low1");
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c->note.find("listed at M=49"), std::string::npos) << c->note;
+  EXPECT_EQ(find(d, "cublaslt:low2"), nullptr);  // timed below the edge, never better there
+  // Without newcomers the same data keeps an edge-listed tactic.
+  timer = FakeTimer{};
+  SetUp();
+  timer.true_us["cublaslt:low1"] = 11;
+  timer.at_m = [](const std::string& name, int64_t m, double t) {
+    if (m < 64 && name == "cublaslt:heur") return 20.0;
+    if (m < 64 && name == "cublaslt:low1") return 9.0;
+    return m < 64 ? 2 * t : t;
+  };
+  PolicyOptions o;
+  o.sample_newcomers = 0;
+  EXPECT_NE(run(o).choice, "cublaslt:low1");
+}
+
 TEST_F(PolicyTest, EveryCandidateIsReported) {
   const Decision d = run();
   for (const char* n : {"cublaslt:heur", "cublaslt:enum0", "cublaslt:h1", "cutlass:c0", "cutlass:c1"})
