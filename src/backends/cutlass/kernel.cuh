@@ -20,6 +20,7 @@
 #include <cutlass/gemm/kernel/tile_scheduler.hpp>
 #include <cutlass/util/packed_stride.hpp>
 
+#include <atomic>
 #include <type_traits>
 
 #include "backends/cutlass/config.h"
@@ -33,6 +34,9 @@ template <> struct CutlassType<DType::kE4M3> { using type = cutlass::float_e4m3_
 template <> struct CutlassType<DType::kE5M2> { using type = cutlass::float_e5m2_t; };
 template <> struct CutlassType<DType::kBF16> { using type = cutlass::bfloat16_t; };
 template <> struct CutlassType<DType::kFP16> { using type = cutlass::half_t; };
+
+// Devices per process whose cluster occupancy is cached (device ids beyond it are not cached).
+inline constexpr int kMaxDevices = 64;
 
 template <Schedule S, bool FastAccum> struct MainloopSchedule;
 template <> struct MainloopSchedule<Schedule::WarpSpecialized, true> { using type = cutlass::gemm::KernelTmaWarpSpecializedFP8FastAccum; };
@@ -132,8 +136,43 @@ struct Sm90Fp8Gemm {
     return Gemm::get_workspace_size(arguments(p, GemmArgs{nullptr, nullptr, &dummy, &dummy, nullptr}, 0, sm_count));
   }
 
+  // How many clusters of this kernel fit on the device at once, from the occupancy calculator
+  // with the kernel's real shared memory (0 if the query fails: CUTLASS then sizes the
+  // persistent grid from its 18-SMs-per-GPC heuristic, which on a 132-SM part can launch more
+  // clusters than fit, or fewer). Queried once per device; a pure host query, legal in capture.
+  static int max_active_clusters(int device) {
+    constexpr int kClusterSize = ClusterM * ClusterN * ClusterK;
+    if (kClusterSize == 1) return 0;  // the scheduler only uses it for real clusters
+    static std::atomic<int> cached[kMaxDevices];  // 0: not queried yet, -1: query failed
+    if (device < 0 || device >= kMaxDevices) return 0;
+    int n = cached[device].load(std::memory_order_relaxed);
+    if (n == 0) {
+      const void* kernel = reinterpret_cast<const void*>(cutlass::device_kernel<GemmKernel>);
+      const int smem = GemmKernel::SharedStorageSize;
+      cudaLaunchConfig_t config{};
+      config.gridDim = dim3(ClusterM, ClusterN, ClusterK);
+      config.blockDim = dim3(GemmKernel::MaxThreadsPerBlock, 1, 1);
+      config.dynamicSmemBytes = smem;
+      cudaLaunchAttribute attr{};
+      attr.id = cudaLaunchAttributeClusterDimension;
+      attr.val.clusterDim.x = ClusterM;
+      attr.val.clusterDim.y = ClusterN;
+      attr.val.clusterDim.z = ClusterK;
+      config.attrs = &attr;
+      config.numAttrs = 1;
+      int clusters = 0;
+      const bool ok = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) == cudaSuccess &&
+                      cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) == cudaSuccess && clusters > 0;
+      if (!ok) (void)cudaGetLastError();  // not sticky; keep the context's error state clean
+      n = ok ? clusters : -1;
+      cached[device].store(n, std::memory_order_relaxed);
+    }
+    return n > 0 ? n : 0;
+  }
+
   static void run(const Problem& p, const GemmArgs& g, Workspace ws, cudaStream_t stream, int device, int sm_count) {
-    const typename Gemm::Arguments args = arguments(p, g, device, sm_count);
+    typename Gemm::Arguments args = arguments(p, g, device, sm_count);
+    args.hw_info.max_active_clusters = max_active_clusters(device);
     Gemm gemm;
     // initialize() builds the TMA descriptors on the host, sets the kernel's shared-memory
     // attribute and (stream-K only) clears the workspace with an async memset on `stream`:
