@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
-# The acceptance runs on an H200, in two phases that each fit one 10-minute device call:
+# The acceptance runs on an H200, in phases; "bench" and "tune torch" each fit one 10-minute
+# device call:
 #   scripts/gpu_acceptance.sh BIN_DIR bench   GPU tests, `check`, and `bench` over the whole
 #                                             DESIGN suite with every tactic of every backend
+#                                             (its `auto` column is untuned: the default table)
 #   scripts/gpu_acceptance.sh BIN_DIR tune    `tune` of the whole suite (timed), then `bench` of
 #                                             auto (from that cache) against every tactic, at the
 #                                             suite's M values and at M between bucket edges
-# Logs and CSV/JSON go to $OUT (default ./gpu-out); a short summary is printed last.
+#   scripts/gpu_acceptance.sh BIN_DIR torch   the PyTorch pytest suite and bench_torch.py over the
+#                                             whole suite (TORCH_BUNDLE, default
+#                                             build-torch-bundle), reusing $OUT/cache.json if the
+#                                             tune phase ran first
+# Several phases in one call: scripts/gpu_acceptance.sh BIN_DIR "tune torch".
+# GTEST_FILTER narrows the GPU tests. Logs and CSV/JSON go to $OUT (default ./gpu-out); a short
+# summary is printed last.
 set -uo pipefail
 BIN=${1:?bin dir}
-PHASE=${2:?bench or tune}
+PHASES=${2:?bench, tune and/or torch}
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT/logs"
 F="$BIN/fp8gemm"
@@ -22,10 +30,12 @@ step() {  # step NAME CMD...
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,power.limit --format=csv > "$OUT/logs/nvidia-smi.csv" 2>&1
 step info "$F" info
+for PHASE in $PHASES; do
 case "$PHASE" in
   bench)
     # Each step has a time cap so that one slow step cannot take the whole call down with it.
-    step gpu_tests timeout 170 "$BIN/fp8gemm_gpu_tests" --gtest_brief=1 --gtest_output=xml:"$OUT/logs/gpu_tests.xml"
+    step gpu_tests timeout 170 "$BIN/fp8gemm_gpu_tests" --gtest_brief=1 --gtest_filter="${GTEST_FILTER:-*}" \
+      --gtest_output=xml:"$OUT/logs/gpu_tests.xml"
     step check timeout 90 "$F" check --quiet
     step bench_small timeout 120 "$F" bench --model all --m 1,2,4,8,16,24,32,48,64,96,128,192,256 --tactics all \
       --csv "$OUT/suite_small.csv" --json "$OUT/logs/suite_small.json"
@@ -41,8 +51,19 @@ case "$PHASE" in
     step auto_between timeout 60 "$F" bench --model all --m 3,12,40,100,200,300,700,3000 \
       --tactics all --csv "$OUT/auto_between.csv"
     step explain timeout 20 "$F" explain --shape 6144,4096 --m 40 --cache "$OUT/cache.json"
+    unset FP8GEMM_CACHE
     ;;
+  torch)
+    # gpu_torch_suite.sh writes its own logs; they join ours. bench_torch tunes only the keys
+    # the cache lacks (all of them if the tune phase did not run in this call).
+    step torch env OUT="$OUT/logs/torch" PYTEST_TIMEOUT=150 BENCH_TIMEOUT=300 bash scripts/gpu_torch_suite.sh \
+      "${TORCH_BUNDLE:-build-torch-bundle}" -- --key-budget-ms 100 --run-budget-ms 120000 --cache "$OUT/cache.json"
+    cp "$OUT/logs/torch/bench_torch.csv" "$OUT/logs/torch/bench_torch.md" "$OUT/" 2> /dev/null
+    ;;
+  *) echo "unknown phase $PHASE (bench, tune, torch)" >&2; exit 2 ;;
 esac
+done
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> "$OUT/logs/nvidia-smi.csv" 2>&1
 tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$OUT/logs"
-echo "==== summary ($PHASE)"; printf '%s\n' "${summary[@]}"
+[ -f "$OUT/bench_torch.md" ] && { echo "==== torch"; sed -n '/^| range/,/^$/p' "$OUT/bench_torch.md"; }
+echo "==== summary ($PHASES)"; printf '%s\n' "${summary[@]}"

@@ -11,8 +11,9 @@ decision's default is cuBLASLt's heuristic, the floor):
 Use a fresh --cache (or --retune): keys answered from an existing cache carry no measurement
 and are skipped.
 
-A rule is emitted only where the measured choice differs from the floor (where the floor wins
-there is nothing to store: the Context falls back to it anyway). Consecutive M buckets of one
+A rule is emitted where the measured choice differs from the floor, and where it was timed over
+the whole M bucket (the decision's sampled_ms): the floor is cuBLASLt's heuristic answer at each
+M, which below the edge is another tactic than the one measured. Consecutive M buckets of one
 shape class with the same choice are merged into one M range. Several input files are allowed;
 for a key present in more than one, the last file wins.
 """
@@ -57,8 +58,11 @@ def make_rules(decisions):
         ds = sorted(by_class[cls], key=lambda d: d["m_bucket"])
         run = None  # [m_lo, m_hi, tactic]
         for d in ds:
-            beats_floor = d["choice"] != d["floor"]
-            tactic = d["choice"] if beats_floor else None
+            # The floor is cuBLASLt's heuristic at each M, a different tactic at other M of the
+            # bucket; a choice timed over the bucket (sampled_ms) is stored even where it equals
+            # the floor at the edge, as the tuned cache stores it.
+            bucket_wide = bool(d.get("sampled_ms"))
+            tactic = d["choice"] if d["choice"] != d["floor"] or bucket_wide else None
             if run and tactic == run[2]:
                 run[1] = d["m_bucket"]
                 continue

@@ -26,7 +26,7 @@ std::string decisions_to_json(const std::vector<Decision>& decisions, const Devi
                                 {"default", d.default_tactic}, {"floor", d.floor_tactic}, {"choice", d.choice},
                                 {"default_us", d.default_us}, {"choice_us", d.choice_us}, {"noise", d.noise},
                                 {"threshold", d.threshold}, {"reason", d.reason}, {"measured", d.measured},
-                                {"elapsed_ms", d.elapsed_ms}, {"candidates", cands},
+                                {"elapsed_ms", d.elapsed_ms}, {"sampled_ms", d.sampled_ms}, {"candidates", cands},
                                 {"excluded_backends", d.excluded_backends}});
   }
   return out.dump(1) + "\n";
