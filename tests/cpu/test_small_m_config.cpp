@@ -1,6 +1,7 @@
 // small_m tactic names, limits and the default rule (no GPU needed).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "backends/small_m/small_m_config.h"
@@ -18,6 +19,15 @@ std::vector<Config> all_existing_configs() {
           for (bool pdl : {false, true}) {
             Config c{rows, splitk, warps, stages, pdl};
             if (config_exists(c)) out.push_back(c);
+          }
+  for (int rows : {64, 128})
+    for (int splitk = 1; splitk <= kMaxSplitK; ++splitk)
+      for (int stages = kWgmmaMinStages; stages <= kWgmmaMaxStages; ++stages)
+        for (bool pdl : {false, true})
+          for (int l2pf : {0, 1, 8, 64}) {
+            const Config c = wgmma_config(rows, splitk, stages, pdl, l2pf);
+            EXPECT_TRUE(config_exists(c)) << c.to_string();
+            out.push_back(c);
           }
   return out;
 }
@@ -41,6 +51,15 @@ TEST(SmallMConfig, EveryConfigRoundTripsThroughItsName) {
     EXPECT_TRUE(names.insert(name).second) << "two configs share the name " << name;
   }
   EXPECT_EQ(Config{}.to_string(), "rows=32,splitk=1,warps=8,stages=2,pdl=0");
+  // v3 names and the v2 names the built-in default table uses.
+  EXPECT_EQ(wgmma_config(64, 2, 8, true).to_string(), "wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1");
+  EXPECT_EQ(wgmma_config(64, 2, 8, false, 16).to_string(), "wgmma,rows=64,splitk=2,stages=8,l2pf=16,pdl=0");
+  EXPECT_EQ(parse_config("wgmma,rows=128,splitk=1,stages=4,l2pf=0,pdl=0"), wgmma_config(128, 1, 4, false));
+  EXPECT_TRUE(parse_config("wgmma,rows=64,splitk=1,stages=4,l2pf=1,pdl=0").wgmma);
+  EXPECT_EQ(parse_config("wgmma,rows=64,splitk=1,stages=4,l2pf=64,pdl=0").l2pf, 64);
+  EXPECT_EQ(parse_config("wgmma,rows=64,splitk=1,stages=4,l2pf=0,pdl=0").warps, 4);
+  EXPECT_FALSE(parse_config("rows=16,splitk=1,warps=8,stages=2,pdl=1").wgmma);
+  EXPECT_FALSE(parse_config("rows=16,splitk=3,warps=8,stages=2,pdl=1").wgmma);
 }
 
 TEST(SmallMConfig, RejectsGarbageAndNonCanonicalNames) {
@@ -52,7 +71,18 @@ TEST(SmallMConfig, RejectsGarbageAndNonCanonicalNames) {
                           "rows=32,splitk=9,warps=8,stages=2,pdl=0", "rows=32,splitk=0,warps=8,stages=2,pdl=0",
                           "rows=32,splitk=1,warps=3,stages=2,pdl=0", "rows=32,splitk=1,warps=8,stages=3,pdl=0",
                           "rows=64,splitk=1,warps=8,stages=2,pdl=0", "rows=16,splitk=1,warps=8,stages=8,pdl=0", "rows=abc,splitk=1,warps=8,stages=2,pdl=0",
-                          "rows=99999999999,splitk=1,warps=8,stages=2,pdl=0"}) {
+                          "rows=99999999999,splitk=1,warps=8,stages=2,pdl=0",
+                          // v3 grammar
+                          "wgmma", "wgmma,", "wgmma,rows=64,splitk=1,stages=8", "WGMMA,rows=64,splitk=1,stages=8,l2pf=0,pdl=0",
+                          "wgmma,rows=64,splitk=1,stages=8,pdl=0", "wgmma,rows=64,splitk=1,stages=8,l2pf=65,pdl=0",
+                          "wgmma,rows=64,splitk=1,stages=8,l2pf=-1,pdl=0", "wgmma,rows=64,splitk=1,stages=8,l2pf=08,pdl=0",
+                          "wgmma,rows=64,splitk=1,stages=8,pdl=0,l2pf=0",
+                          "wgmma ,rows=64,splitk=1,stages=8,l2pf=0,pdl=0", "wgmma,rows=32,splitk=1,stages=8,l2pf=0,pdl=0",
+                          "wgmma,rows=64,splitk=1,warps=4,stages=8,l2pf=0,pdl=0", "wgmma,rows=64,splitk=1,stages=1,l2pf=0,pdl=0",
+                          "wgmma,rows=64,splitk=1,stages=17,l2pf=0,pdl=0", "wgmma,rows=064,splitk=1,stages=8,l2pf=0,pdl=0",
+                          "wgmma,rows=64,splitk=9,stages=8,l2pf=0,pdl=0", "wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,",
+                          "wgmma,wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=0", "rows=64,splitk=1,stages=8,l2pf=0,pdl=0,wgmma",
+                          "wgmma,splitk=1,rows=64,stages=8,l2pf=0,pdl=0", "rows=16,splitk=1,warps=8,stages=2,l2pf=1,pdl=0"}) {
     try {
       parse_config(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
@@ -90,6 +120,53 @@ TEST(SmallMConfig, CanImplementStatesTheLimits) {
   EXPECT_FALSE(can_implement(problem(17, 4096, 4096), wide, 90));  // 4 row tiles x 3 m tiles
 }
 
+TEST(SmallMConfig, WgmmaCanImplementStatesTheLimits) {
+  const Config c = wgmma_config(64, 1, 8, true);
+  EXPECT_TRUE(can_implement(problem(1, 4096, 4096), c, 90));
+  EXPECT_TRUE(can_implement(problem(32, 16, 16), c, 90));
+  EXPECT_TRUE(can_implement(problem(17, 4080, 2064, 3), c, 90));  // ragged tile, K tail, batch
+  for (int cc : {89, 100, 120}) {
+    const Verdict v = can_implement(problem(1, 4096, 4096), c, cc);
+    EXPECT_FALSE(v) << cc;
+    EXPECT_NE(v.reason.find("compute capability 9.0"), std::string::npos) << v.reason;
+  }
+  EXPECT_FALSE(can_implement(problem(33, 4096, 4096), c, 90));
+  EXPECT_FALSE(can_implement(problem(8, 4104, 4096), c, 90));  // n % 16
+  const Verdict k = can_implement(problem(8, 4096, 4104), c, 90);
+  EXPECT_FALSE(k);
+  EXPECT_NE(k.reason.find("TMA"), std::string::npos) << k.reason;
+  EXPECT_TRUE(can_implement(problem(8, 4096, 256), wgmma_config(64, 2, 8, false), 90));
+  EXPECT_FALSE(can_implement(problem(8, 4096, 256), wgmma_config(64, 3, 8, false), 90));  // 2 K blocks, 3 splits
+  // Shared memory: 16 stages of (128 + 32) x 128 bytes = 320 KB.
+  const Verdict big = can_implement(problem(32, 4096, 4096), wgmma_config(128, 1, 16, false), 90);
+  EXPECT_FALSE(big);
+  EXPECT_NE(big.reason.find("shared memory"), std::string::npos) << big.reason;
+  EXPECT_TRUE(can_implement(problem(8, 4096, 4096), wgmma_config(128, 1, 12, false), 90));
+  EXPECT_EQ(shared_bytes(problem(8, 4096, 4096), wgmma_config(128, 1, 12, false)), size_t(12 * (128 + 8) * 128 + 1024));
+  Problem e5 = problem(8, 4096, 4096);
+  e5.a_type = e5.b_type = DType::kE5M2;
+  EXPECT_FALSE(can_implement(e5, c, 90));
+  Problem mixed = problem(8, 4096, 4096);
+  mixed.a_type = DType::kE5M2;
+  EXPECT_TRUE(can_implement(mixed, c, 90));
+  Problem misaligned = problem(8, 4096, 4096);
+  misaligned.alignment = 8;
+  EXPECT_FALSE(can_implement(misaligned, c, 90));
+}
+
+TEST(SmallMConfig, WgmmaCandidatesOnlyOnSm90) {
+  const Problem p = problem(4, 4096, 4096);
+  int v3 = 0;
+  for (const Config& c : candidate_configs(p, 132, 90)) v3 += c.wgmma;
+  EXPECT_GE(v3, 4);
+  for (const Config& c : candidate_configs(p, 148, 100)) EXPECT_FALSE(c.wgmma) << c.to_string();
+  for (const Config& c : candidate_configs(p, 84, 89)) EXPECT_FALSE(c.wgmma) << c.to_string();
+  // Small weights get split-K to fill the SMs.
+  bool split = false;
+  for (const Config& c : candidate_configs(p, 132, 90)) split |= c.wgmma && c.splitk > 1;
+  EXPECT_TRUE(split);
+}
+
 TEST(SmallMConfig, DefaultFillsTheSmsAndCandidatesAreImplementable) {
   // DESIGN.md suite shapes (n, k).
   const int64_t shapes[][2] = {{6144, 4096},  {4096, 4096},  {28672, 4096}, {4096, 14336}, {10240, 8192},
@@ -102,9 +179,25 @@ TEST(SmallMConfig, DefaultFillsTheSmsAndCandidatesAreImplementable) {
     for (int64_t m : {1, 2, 4, 8, 16, 24, 32}) {
       const Problem p = problem(m, s[0], s[1]);
       const Config c = default_config(p, sms, 90);
+      // sm_90 defaults to v3 except for short K (measured: v2 wins at k <= 1024).
+      EXPECT_EQ(c.wgmma, p.k > 1024) << p << " " << c.to_string();
       EXPECT_TRUE(can_implement(p, c, 90)) << p << " " << c.to_string();
-      const int64_t warps = (p.n / c.rows) * c.splitk * c.warps;
-      EXPECT_GE(warps, int64_t(sms) * 8) << p << " " << c.to_string() << ": too few warps to fill the SMs";
+      if (c.wgmma) {
+        // v3: at least one block per SM (split-K), unless K is too short to split further.
+        const int64_t blocks = (p.n + c.rows - 1) / c.rows * c.splitk;
+        if (c.splitk < std::min<int64_t>(kMaxSplitK, p.k / kWgmmaKBlock / 4))
+          EXPECT_GE(blocks, sms) << p << " " << c.to_string() << ": too few blocks to fill the SMs";
+        // Two blocks share an SM: the ring takes at most half of its 228 KB.
+        EXPECT_LE(shared_bytes(p, c), 114u * 1024) << p << " " << c.to_string();
+      } else {
+        EXPECT_GE((p.n / c.rows) * c.splitk * c.warps, int64_t(sms) * 8) << p << " " << c.to_string();
+      }
+      // v2 elsewhere (sm_100a here): enough warps to fill the SMs.
+      const Config c2 = default_config(p, 148, 100);
+      EXPECT_FALSE(c2.wgmma) << c2.to_string();
+      EXPECT_TRUE(can_implement(p, c2, 100)) << p << " " << c2.to_string();
+      const int64_t warps = (p.n / c2.rows) * c2.splitk * c2.warps;
+      EXPECT_GE(warps, int64_t(148) * 8) << p << " " << c2.to_string() << ": too few warps to fill the SMs";
       const auto cands = candidate_configs(p, sms, 90);
       ASSERT_FALSE(cands.empty());
       EXPECT_EQ(cands.front(), c);

@@ -1,6 +1,14 @@
 // small_m against the float64 reference: every tactic the backend offers, plus a sweep that
 // reaches every kernel instantiation, on fresh random data with the output poisoned.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+#include <vector>
 
 #include "backends/small_m/small_m_config.h"
 #include "gpu_test_util.h"
@@ -28,9 +36,11 @@ Backend& small_m_backend() {
   return *b;
 }
 
-void expect_ok(const Problem& p, const Tactic& t, uint64_t seed) {
-  SCOPED_TRACE(p.to_string() + " " + t.name());
-  const CheckResult r = verify_tactic(testing::test_context(), p, t, seed);
+bool small_backend_can(const Problem& p, const Tactic& t) { return small_m_backend().can_implement(p, t).ok; }
+
+void expect_ok(VerifyCase& vc, const Tactic& t) {
+  SCOPED_TRACE(vc.problem().to_string() + " " + t.name());
+  const CheckResult r = vc.run(testing::test_context(), t);
   EXPECT_TRUE(r.ok) << r.to_string();
 }
 
@@ -55,7 +65,8 @@ TEST(SmallM, EveryOfferedTacticMatchesTheReference) {
     const auto tactics = be.tactics(p);
     ASSERT_FALSE(tactics.empty()) << p;
     EXPECT_EQ(tactics.front(), be.default_tactic(p));
-    for (const Tactic& t : tactics) expect_ok(p, t, seed++);
+    VerifyCase vc(p, seed++);  // one reference per problem: the expensive part
+    for (const Tactic& t : tactics) expect_ok(vc, t);
   }
 }
 
@@ -69,30 +80,189 @@ TEST(SmallM, AllDtypePairsAndOutputTypes) {
     for (DType out : {DType::kBF16, DType::kFP16})
       for (int64_t m : {1, 13, 32}) {
         const Problem p = make(2, m, 208, 1088, a, b, out);
-        for (const Tactic& t : be.tactics(p)) expect_ok(p, t, seed++);
+        VerifyCase vc(p, seed++);
+        for (const Tactic& t : be.tactics(p)) expect_ok(vc, t);
       }
 }
 
-// Every (rows, stages, m tiles) instantiation, every warp count and split-K 1..8, with PDL.
+// Every (rows, stages, m tiles) instantiation with a deterministic sample of warp counts,
+// split-K 1..8 and PDL (the full cross product took > 75 s): each instantiation runs twice, the
+// (warps, splitk) pairs rotating so that every warp count and split appears.
 TEST(SmallM, EveryInstantiationAndSplit) {
   FP8GEMM_SKIP_WITHOUT_GPU();
   Backend& be = small_m_backend();
+  const int warps_list[] = {1, 2, 4, 8};
+  const int splitk_list[] = {1, 2, 3, 8};
   uint64_t seed = 1000;
-  int ran = 0;
-  for (int64_t m : {1, 11, 19, 32})
+  int ran = 0, pick = 0;
+  for (int64_t m : {1, 11, 19, 32}) {
+    const Problem p = make(2, m, 176, 2064);  // 32 full 64-byte chunks and a 16-byte tail
+    VerifyCase vc(p, seed++);
     for (int rows : {16, 32, 64})
       for (int stages : {1, 2, 4})
-        for (int warps : {1, 2, 4, 8})
-          for (int splitk : {1, 2, 3, 8}) {
-            const small_m::Config c{rows, splitk, warps, stages, (splitk + warps) % 2 == 1};
-            if (!small_m::config_exists(c)) continue;
-            const Problem p = make(2, m, 176, 2064);  // 32 full 64-byte chunks and a 16-byte tail
+        for (int rep = 0; rep < 2; ++rep) {
+          // Next (warps, splitk) in the rotation that this instantiation can run.
+          for (int tries = 0; tries < 16; ++tries, ++pick) {
+            const int warps = warps_list[pick % 4], splitk = splitk_list[(pick / 4 + pick) % 4];
+            const small_m::Config c{rows, splitk, warps, stages, pick % 3 == 1};
+            if (!small_m::config_exists(c)) break;  // no such instantiation
             const Tactic t{"small_m", c.to_string()};
             if (!be.can_implement(p, t)) continue;
-            expect_ok(p, t, seed++);
+            SCOPED_TRACE(p.to_string() + " " + t.name());
+            const CheckResult r = vc.run(testing::test_context(), t);
+            EXPECT_TRUE(r.ok) << r.to_string();
             ++ran;
+            ++pick;
+            break;
           }
-  EXPECT_GT(ran, 200);
+        }
+  }
+  EXPECT_GT(ran, 30);
+}
+
+// v3 (wgmma): every (rows, N instantiation) with ring depths 2..16, split-K 1..8 and PDL,
+// ragged N against 64- and 128-row tiles, a K tail, batch 2, on one problem per m.
+TEST(SmallM, WgmmaEveryInstantiationAndSplit) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
+  Backend& be = small_m_backend();
+  const int stages_list[] = {2, 3, 4, 8, 12, 16};
+  const int splitk_list[] = {1, 2, 3, 5, 8};
+  uint64_t seed = 3000;
+  int ran = 0, pick = 0;
+  for (int64_t m : {1, 8, 9, 16, 23, 25, 32}) {
+    const Problem p = make(2, m, 208, 2064);  // 3.25 tiles of 64 rows; 16 full K blocks + 16 bytes
+    VerifyCase vc(p, seed++);
+    for (int rows : {64, 128})
+      for (int rep = 0; rep < 3; ++rep, ++pick) {
+        const int splitk = splitk_list[(pick * 7) % 5];
+        int stages = stages_list[pick % 6];
+        // The deepest rings of the widest tiles do not fit shared memory: the deepest that does.
+        while (stages > 2 && !small_backend_can(p, {"small_m", small_m::wgmma_config(rows, splitk, stages, false).to_string()}))
+          --stages;
+        const small_m::Config c = small_m::wgmma_config(rows, splitk, stages, (pick / 6) % 2 == 0, (pick % 4 == 1) ? 3 : (pick % 4 == 3) ? 64 : 0);
+        const Tactic t{"small_m", c.to_string()};
+        const Verdict v = be.can_implement(p, t);
+        if (!v) {
+          ADD_FAILURE() << t.name() << ": " << v.reason;
+          continue;
+        }
+        SCOPED_TRACE(p.to_string() + " " + t.name());
+        const CheckResult r = vc.run(testing::test_context(), t);
+        EXPECT_TRUE(r.ok) << r.to_string();
+        ++ran;
+      }
+  }
+  EXPECT_EQ(ran, 42);
+}
+
+// v3 on larger and odd shapes: K up to 32768, K < 128, n = 16, batch 3, every dtype pair.
+TEST(SmallM, WgmmaShapesAndDtypes) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
+  const Problem problems[] = {make(1, 1, 16, 16),     make(1, 5, 48, 80),       make(3, 3, 4096, 1040),
+                              make(1, 31, 1280, 32768), make(1, 16, 4096, 4096), make(2, 2, 8192, 1024)};
+  uint64_t seed = 5000;
+  for (const Problem& p : problems) {
+    VerifyCase vc(p, seed++);
+    for (const small_m::Config& c : {small_m::wgmma_config(64, 1, 4, false), small_m::wgmma_config(128, 8, 8, true),
+                                     small_m::wgmma_config(64, 4, 16, true), small_m::wgmma_config(64, 2, 2, true, 64), small_m::wgmma_config(128, 1, 4, true, 8)}) {
+      const Tactic t{"small_m", c.to_string()};
+      if (!small_backend_can(p, t)) continue;
+      SCOPED_TRACE(p.to_string() + " " + t.name());
+      const CheckResult r = vc.run(testing::test_context(), t);
+      EXPECT_TRUE(r.ok) << r.to_string();
+    }
+  }
+  const std::pair<DType, DType> pairs[] = {
+      {DType::kE4M3, DType::kE4M3}, {DType::kE4M3, DType::kE5M2}, {DType::kE5M2, DType::kE4M3}};
+  for (auto [a, b] : pairs)
+    for (DType out : {DType::kBF16, DType::kFP16}) {
+      const Problem p = make(2, 13, 336, 1088, a, b, out);
+      VerifyCase vc(p, seed++);
+      for (const small_m::Config& c : {small_m::wgmma_config(64, 2, 4, true), small_m::wgmma_config(128, 1, 8, false)}) {
+        const Tactic t{"small_m", c.to_string()};
+        SCOPED_TRACE(p.to_string() + " " + t.name());
+        const CheckResult r = vc.run(testing::test_context(), t);
+        EXPECT_TRUE(r.ok) << r.to_string();
+      }
+    }
+}
+
+// Diagnostic for the v3 data path: exact small-integer inputs, so that any wrong element is
+// wrong by a visible amount; prints which output rows / columns / K blocks are affected.
+TEST(SmallM, WgmmaExactIntegersWithMismatchPattern) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
+  Backend& be = small_m_backend();
+  const int64_t batch = 2, m = 11, n = 208, k = 400;  // K: 3 full 128-byte blocks and a 16-byte tail
+  Problem p = make(batch, m, n, k);
+  const uint8_t code[5] = {0xC0, 0xB8, 0x00, 0x38, 0x40};  // e4m3 -2, -1, 0, 1, 2
+  std::mt19937 rng(7);
+  std::vector<int> av(size_t(batch * m * k)), wv(size_t(batch * n * k));
+  std::vector<uint8_t> ab(av.size()), wb(wv.size());
+  for (size_t i = 0; i < av.size(); ++i) { const int c = int(rng() % 5); av[i] = c - 2; ab[i] = code[c]; }
+  for (size_t i = 0; i < wv.size(); ++i) { const int c = int(rng() % 5); wv[i] = c - 2; wb[i] = code[c]; }
+  const float sa = 0.5f, sb = 0.25f;
+  void *da, *dw, *dout;
+  float* ds;
+  ASSERT_EQ(cudaMalloc(&da, ab.size()), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dw, wb.size()), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dout, size_t(batch * m * n) * 2), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&ds), 2 * sizeof(float)), cudaSuccess);
+  const float scales[2] = {sa, sb};
+  cudaMemcpy(da, ab.data(), ab.size(), cudaMemcpyHostToDevice);
+  cudaMemcpy(dw, wb.data(), wb.size(), cudaMemcpyHostToDevice);
+  cudaMemcpy(ds, scales, sizeof(scales), cudaMemcpyHostToDevice);
+  for (const small_m::Config& c : {small_m::wgmma_config(64, 1, 2, false), small_m::wgmma_config(128, 2, 3, true, 1)}) {
+    const Tactic t{"small_m", c.to_string()};
+    cudaMemset(dout, 0xFF, size_t(batch * m * n) * 2);
+    GemmArgs args;
+    args.a = da;
+    args.b = dw;
+    args.a_scale = ds;
+    args.b_scale = ds + 1;
+    args.out = dout;
+    be.run(p, t, args, Workspace{}, nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << t.name();
+    std::vector<uint16_t> out(size_t(batch * m * n));
+    cudaMemcpy(out.data(), dout, out.size() * 2, cudaMemcpyDeviceToHost);
+    int bad = 0;
+    std::map<int, int> by_n64, by_m, by_nmod64;
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double ref = 0;
+          for (int64_t q = 0; q < k; ++q) ref += double(av[size_t((b * m + i) * k + q)]) * wv[size_t((b * n + j) * k + q)];
+          ref *= sa * sb;
+          const uint32_t bits = uint32_t(out[size_t((b * m + i) * n + j)]) << 16;
+          float got;
+          std::memcpy(&got, &bits, 4);
+          if (!(std::fabs(got - ref) <= 0.01 * std::fabs(ref) + 1e-6)) {
+            if (bad < 12)
+              std::printf("  %s: b=%lld m=%lld n=%lld got %g want %g\n", t.name().c_str(), (long long)b, (long long)i,
+                          (long long)j, got, ref);
+            ++bad;
+            ++by_n64[int(j / 64)];
+            ++by_m[int(i)];
+            ++by_nmod64[int(j % 64)];
+          }
+        }
+    if (bad) {
+      std::printf("  %s: %d of %lld wrong\n  by n/64:", t.name().c_str(), bad, (long long)(batch * m * n));
+      for (auto [key, v] : by_n64) std::printf(" %d:%d", key, v);
+      std::printf("\n  by m:");
+      for (auto [key, v] : by_m) std::printf(" %d:%d", key, v);
+      std::printf("\n  by n%%64:");
+      for (auto [key, v] : by_nmod64) std::printf(" %d:%d", key, v);
+      std::printf("\n");
+    }
+    EXPECT_EQ(bad, 0) << t.name();
+  }
+  cudaFree(da);
+  cudaFree(dw);
+  cudaFree(dout);
+  cudaFree(ds);
 }
 
 TEST(SmallM, RejectsWhatItCannotRun) {
@@ -103,18 +273,26 @@ TEST(SmallM, RejectsWhatItCannotRun) {
   EXPECT_THROW(be.default_tactic(big_m), Error);
   EXPECT_FALSE(be.can_implement(make(1, 8, 256, 256), Tactic{"small_m", "rows=32"}));
   EXPECT_FALSE(be.can_implement(make(1, 8, 256, 256), Tactic{"cublaslt", "rows=32,splitk=1,warps=8,stages=2,pdl=0"}));
+  EXPECT_FALSE(be.can_implement(make(1, 8, 256, 256), Tactic{"small_m", "wgmma,rows=64,splitk=1,stages=1,l2pf=0,pdl=0"}));
+  if (testing::test_context().device().compute_capability() != 90)
+    EXPECT_FALSE(be.can_implement(make(1, 8, 256, 256), Tactic{"small_m", "wgmma,rows=64,splitk=1,stages=4,l2pf=0,pdl=0"}));
 }
 
 // Split-K is reduced in a fixed order: the same inputs give the same bits every time.
 TEST(SmallM, SplitKIsDeterministic) {
   FP8GEMM_SKIP_WITHOUT_GPU();
   const Problem p = make(1, 16, 1280, 8192);
-  const Tactic t{"small_m", "rows=32,splitk=8,warps=8,stages=2,pdl=1"};
-  const CheckResult a = verify_tactic(testing::test_context(), p, t, 77);
-  const CheckResult b = verify_tactic(testing::test_context(), p, t, 77);
-  EXPECT_TRUE(a.ok) << a.to_string();
-  EXPECT_EQ(a.fro_rel, b.fro_rel);  // bitwise-equal outputs give bitwise-equal error norms
-  EXPECT_EQ(a.worst_ratio, b.worst_ratio);
+  std::vector<std::string> names{"rows=32,splitk=8,warps=8,stages=2,pdl=1"};
+  if (testing::test_context().device().compute_capability() == 90)
+    names.push_back(small_m::wgmma_config(64, 8, 4, true).to_string());
+  for (const std::string& name : names) {
+    const Tactic t{"small_m", name};
+    const CheckResult a = verify_tactic(testing::test_context(), p, t, 77);
+    const CheckResult b = verify_tactic(testing::test_context(), p, t, 77);
+    EXPECT_TRUE(a.ok) << name << " " << a.to_string();
+    EXPECT_EQ(a.fro_rel, b.fro_rel) << name;  // bitwise-equal outputs give bitwise-equal error norms
+    EXPECT_EQ(a.worst_ratio, b.worst_ratio) << name;
+  }
 }
 
 }  // namespace

@@ -57,6 +57,11 @@ class SmallMBackend final : public Backend {
   void run(const Problem& p, const Tactic& t, const GemmArgs& args, Workspace, cudaStream_t stream) override {
     if (p.empty()) return;
     small_m::LaunchArgs l{p, config_of(t.config), args, stream};
+    if (l.config.wgmma) {
+      if (p.a_type == DType::kE4M3 && p.b_type == DType::kE4M3) return small_m::launch_wgmma_e4m3_e4m3(l);
+      if (p.a_type == DType::kE4M3 && p.b_type == DType::kE5M2) return small_m::launch_wgmma_e5m2_e4m3(l);
+      if (p.a_type == DType::kE5M2 && p.b_type == DType::kE4M3) return small_m::launch_wgmma_e4m3_e5m2(l);
+    }
     if (p.a_type == DType::kE4M3 && p.b_type == DType::kE4M3) return small_m::launch_e4m3_e4m3(l);
     if (p.a_type == DType::kE4M3 && p.b_type == DType::kE5M2) return small_m::launch_e5m2_e4m3(l);
     if (p.a_type == DType::kE5M2 && p.b_type == DType::kE4M3) return small_m::launch_e4m3_e5m2(l);

@@ -10,6 +10,11 @@ namespace fp8gemm::small_m {
 
 std::string Config::to_string() const {
   std::ostringstream os;
+  if (wgmma) {
+    os << "wgmma,rows=" << rows << ",splitk=" << splitk << ",stages=" << stages << ",l2pf=" << l2pf
+       << ",pdl=" << (pdl ? 1 : 0);
+    return os.str();
+  }
   os << "rows=" << rows << ",splitk=" << splitk << ",warps=" << warps << ",stages=" << stages
      << ",pdl=" << (pdl ? 1 : 0);
   return os.str();
@@ -18,13 +23,14 @@ std::string Config::to_string() const {
 namespace {
 
 // Reads "<key>=<int>" at the front of `text` and the ',' after it (unless `last`).
-int take_field(std::string_view& text, std::string_view key, bool last, std::string_view whole) {
+int take_field(std::string_view& text, std::string_view key, bool last, std::string_view whole, bool v3) {
   const auto fail = [&](const char* why) {
     FP8GEMM_FAIL(kInvalidArgument, "small_m tactic '", whole, "': ", why, " (expected ",
-                 "rows=R,splitk=S,warps=W,stages=P,pdl=0|1)");
+                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1)" : "rows=R,splitk=S,warps=W,stages=P,pdl=0|1)");
   };
   if (text.substr(0, key.size()) != key || text.size() <= key.size() || text[key.size()] != '=')
-    fail("fields must be rows, splitk, warps, stages, pdl in this order");
+    fail(v3 ? "fields must be wgmma, rows, splitk, stages, l2pf, pdl in this order"
+            : "fields must be rows, splitk, warps, stages, pdl in this order");
   text.remove_prefix(key.size() + 1);
   int value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -44,11 +50,18 @@ int take_field(std::string_view& text, std::string_view key, bool last, std::str
 Config parse_config(std::string_view text) {
   std::string_view rest = text;
   Config c;
-  c.rows = take_field(rest, "rows", false, text);
-  c.splitk = take_field(rest, "splitk", false, text);
-  c.warps = take_field(rest, "warps", false, text);
-  c.stages = take_field(rest, "stages", false, text);
-  const int pdl = take_field(rest, "pdl", true, text);
+  constexpr std::string_view kV3 = "wgmma,";
+  const bool v3 = rest.substr(0, kV3.size()) == kV3;
+  if (v3) rest.remove_prefix(kV3.size());
+  c.wgmma = v3;
+  c.rows = take_field(rest, "rows", false, text, v3);
+  c.splitk = take_field(rest, "splitk", false, text, v3);
+  c.warps = v3 ? c.rows / 16 : take_field(rest, "warps", false, text, v3);
+  c.stages = take_field(rest, "stages", false, text, v3);
+  if (v3) {
+    c.l2pf = take_field(rest, "l2pf", false, text, v3);
+  }
+  const int pdl = take_field(rest, "pdl", true, text, v3);
   FP8GEMM_REQUIRE(pdl == 0 || pdl == 1, kInvalidArgument, "small_m tactic '", text, "': pdl must be 0 or 1");
   c.pdl = pdl == 1;
   const Verdict v = config_exists(c);
@@ -59,7 +72,49 @@ Config parse_config(std::string_view text) {
   return c;
 }
 
+namespace {
+
+Verdict wgmma_config_exists(const Config& c) {
+  if (c.rows != 64 && c.rows != 128) return Verdict::no("wgmma rows must be 64 or 128 (one or two warpgroups)");
+  if (c.warps != c.rows / 16) return Verdict::no("wgmma configs have warps = rows / 16 (the consumer warps)");
+  if (c.stages < kWgmmaMinStages || c.stages > kWgmmaMaxStages) return Verdict::no("wgmma stages must be in 2..16");
+  if (c.splitk < 1 || c.splitk > kMaxSplitK) return Verdict::no("splitk must be in 1..8 (cluster size)");
+  if (c.l2pf < 0 || c.l2pf > kWgmmaMaxL2Prefetch) return Verdict::no("l2pf must be in 0..64 (K blocks)");
+  return Verdict::yes();
+}
+
+size_t wgmma_stage_bytes(const Problem& p, const Config& c) {
+  return size_t(c.rows) * kWgmmaKBlock + size_t(wgmma_n(p.m)) * kWgmmaKBlock;
+}
+
+Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
+  if (Verdict v = wgmma_config_exists(c); !v) return v;
+  if (cc != 90)
+    return Verdict::no("wgmma tactics need compute capability 9.0 (sm_90a wgmma and TMA); device is " +
+                       std::to_string(cc));
+  if (p.m < 1 || p.m > kMaxM) return Verdict::no("m must be in 1..32 (small_m is a decode kernel)");
+  if (p.n < 16 || p.n % 16) return Verdict::no("n must be a positive multiple of 16");
+  if (p.k < 16 || p.k % 16)
+    return Verdict::no("k must be a positive multiple of 16 (TMA: 16-byte aligned global row strides)");
+  if (p.k > (int64_t(1) << 30)) return Verdict::no("k must be <= 2^30");
+  if (p.n > (int64_t(1) << 30)) return Verdict::no("n must be <= 2^30");
+  if (p.batch < 1 || p.batch > 65535) return Verdict::no("batch must be in 1..65535 (grid z)");
+  if (!is_fp8(p.a_type) || !is_fp8(p.b_type)) return Verdict::no("A and B must be FP8");
+  if (p.a_type == DType::kE5M2 && p.b_type == DType::kE5M2) return Verdict::no("e5m2 x e5m2 is not supported");
+  if (p.out_type != DType::kBF16 && p.out_type != DType::kFP16) return Verdict::no("out must be bf16 or fp16");
+  if (p.alignment < 16) return Verdict::no("A, B and out must be 16-byte aligned (TMA global addresses)");
+  const int64_t kblocks = (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock;
+  if (c.splitk > kblocks) return Verdict::no("splitk must be <= ceil(k/128): every split needs K to read");
+  if (shared_bytes(p, c) > kWgmmaMaxSharedBytes)
+    return Verdict::no("stages * (rows + 8 * ceil(m/8)) * 128 bytes must fit 220 KB of shared memory");
+  return Verdict::yes();
+}
+
+}  // namespace
+
 Verdict config_exists(const Config& c) {
+  if (c.wgmma) return wgmma_config_exists(c);
+  if (c.l2pf != 0) return Verdict::no("l2pf is a wgmma (v3) field");
   if (c.rows != 16 && c.rows != 32 && c.rows != 64) return Verdict::no("rows must be 16, 32 or 64");
   if (c.stages != 1 && c.stages != 2 && c.stages != 4) return Verdict::no("stages must be 1, 2 or 4");
   // Two batches of rows/16 * stages * 32 weight bytes per lane are in flight; beyond 128 the
@@ -72,6 +127,8 @@ Verdict config_exists(const Config& c) {
 }
 
 size_t shared_bytes(const Problem& p, const Config& c) {
+  // v3: the ring plus 1 KB to align it to 1024 bytes (128-byte swizzle atoms).
+  if (c.wgmma) return size_t(c.stages) * wgmma_stage_bytes(p, c) + 1024;
   // Per thread R*MT*4 fp32 accumulators; one slab per warp, plus the block's partial sum that
   // the other blocks of the cluster read when K is split.
   const size_t per_slab = size_t(c.row_tiles()) * m_tiles(p.m) * 4 * 32 * sizeof(float);
@@ -79,6 +136,7 @@ size_t shared_bytes(const Problem& p, const Config& c) {
 }
 
 Verdict can_implement(const Problem& p, const Config& c, int cc) {
+  if (c.wgmma) return wgmma_can_implement(p, c, cc);
   if (Verdict v = config_exists(c); !v) return v;
   if (cc < 89) return Verdict::no("FP8 conversion (cvt e4m3x2) needs compute capability >= 8.9");
   if (c.splitk > 1 && cc < 90) return Verdict::no("split-K uses thread-block clusters (compute capability >= 9.0)");
@@ -119,10 +177,28 @@ int fill_splitk(const Problem& p, const Config& c, int sm_count) {
   return int(std::clamp<int64_t>(s, 1, kMaxSplitK));
 }
 
-}  // namespace
+// v3: split-K that gives the grid at least `target` blocks (rounded up), keeping >= 4 K blocks
+// (512 bytes of K per row) per split.
+int wgmma_fill_splitk(const Problem& p, int rows, int64_t target) {
+  const int64_t tiles = (p.n + rows - 1) / rows * p.batch;
+  int64_t s = (target + tiles - 1) / tiles;
+  const int64_t kblocks = (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock;
+  s = std::min<int64_t>(s, std::max<int64_t>(1, kblocks / 4));
+  return int(std::clamp<int64_t>(s, 1, kMaxSplitK));
+}
 
-Config default_config(const Problem& p, int sm_count, int cc) {
-  FP8GEMM_REQUIRE(sm_count > 0, kInternal, "small_m: sm_count must be known");
+// v3: the deepest ring with which `occ` blocks fit one SM's shared memory (228 KB; per block
+// ~1 KB reserved by the system, 256 bytes of barriers and up to 1 KB of alignment); 0 if < 4.
+int wgmma_stages_for(const Problem& p, int rows, int occ) {
+  const int64_t per_block =
+      std::min<int64_t>(228 * 1024 / occ - 1024 - 256, int64_t(kWgmmaMaxSharedBytes)) - 1024;
+  const int64_t stage = int64_t(rows + wgmma_n(p.m)) * kWgmmaKBlock;
+  const int64_t st = std::min<int64_t>(kWgmmaMaxStages, per_block / stage);
+  return st >= 4 ? int(st) : 0;
+}
+
+// The v2 rule (any architecture with FP8 conversion).
+Config v2_default_config(const Problem& p, int sm_count) {
   // Measured on the H200 (docs/perf/small_m.md, v2 bench over the DESIGN suite, m 1..32): at
   // m <= 8 one row tile per block, 2-chunk batches, 8 warps and PDL was the most frequent best
   // (geomean regret 1.06 against the best tactic per point); at m > 8 the activation conversion
@@ -143,6 +219,37 @@ Config default_config(const Problem& p, int sm_count, int cc) {
   c.warps = 8;
   while (c.warps > 1 && (shared_bytes(p, c) > 48 * 1024 || int64_t(c.warps) * c.stages > chunks)) c.warps /= 2;
   c.splitk = fill_splitk(p, c, sm_count);
+  return c;
+}
+
+// The v3 rule (sm_90): 64-row blocks, the deepest ring with which two blocks share an SM,
+// split-K up to about one block per SM, PDL on (docs/perf/small_m.md, Version 3).
+Config v3_default_config(const Problem& p, int sm_count) {
+  const int rows = 64;
+  return wgmma_config(rows, wgmma_fill_splitk(p, rows, sm_count), std::max(4, wgmma_stages_for(p, rows, 2)), true, 0);
+}
+
+}  // namespace
+
+Config default_config(const Problem& p, int sm_count, int cc) {
+  FP8GEMM_REQUIRE(sm_count > 0, kInternal, "small_m: sm_count must be known");
+  Config c = v2_default_config(p, sm_count);
+  if (cc == 90) {
+    // Measured on the H200 (docs/perf/small_m.md, Version 3): v3 wins wherever K is longer
+    // than 1 KB; at k <= 1024 (llama70b_tp8.o, k = 1024) the v2 kernel with 1-chunk batches and
+    // PDL was faster at every M (3.8 us against 4.3 for the best v3 tactic at M = 1).
+    if (p.k > 1024) {
+      const Config v3 = v3_default_config(p, sm_count);
+      if (can_implement(p, v3, cc)) return v3;
+    } else {
+      c.rows = p.m <= 8 ? 16 : 32;
+      c.stages = 1;
+      c.warps = 8;
+      c.pdl = true;
+      c.splitk = fill_splitk(p, c, sm_count);
+      if (!can_implement(p, c, cc)) c = v2_default_config(p, sm_count);
+    }
+  }
   const Verdict v = can_implement(p, c, cc);
   FP8GEMM_REQUIRE(v.ok, kUnsupported, "small_m cannot run ", p, ": ", v.reason);
   return c;
@@ -154,7 +261,30 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
     if (!can_implement(p, c, cc)) return;
     if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   };
-  Config other_pdl = out.front();
+  if (cc == 90) {
+    // v3: 64- and 128-row blocks, rings as deep as 1, 2 or 3 blocks per SM allow, split-K to
+    // about one block per SM or to every block slot, PDL on; a few PDL-off and L2-prefetch ones.
+    for (int rows : {64, 128})
+      for (int occ : {1, 2, 3}) {
+        const int stages = wgmma_stages_for(p, rows, occ);
+        if (stages == 0) continue;
+        for (int64_t target : {int64_t(sm_count), int64_t(sm_count) * 2, int64_t(sm_count) * occ})
+          add(wgmma_config(rows, wgmma_fill_splitk(p, rows, target), stages, true, 0));
+      }
+    if (const int st3 = wgmma_stages_for(p, 64, 3); st3 > 0) {
+      add(wgmma_config(64, wgmma_fill_splitk(p, 64, sm_count), st3, false, 0));
+      add(wgmma_config(64, wgmma_fill_splitk(p, 64, int64_t(sm_count) * 3), st3, false, 0));
+    }
+    if (p.n * p.k * p.batch <= (int64_t(40) << 20)) {  // small weights: the whole slice fits L2
+      if (const int st = wgmma_stages_for(p, 128, 3); st > 0)
+        add(wgmma_config(128, wgmma_fill_splitk(p, 128, int64_t(sm_count) * 2), st, true, 64));
+      add(wgmma_config(64, wgmma_fill_splitk(p, 64, sm_count), std::max(4, wgmma_stages_for(p, 64, 2)), true, 8));
+    }
+  }
+  // v2: its default (with and without PDL) and, where v3 cannot run, the other shapes of block.
+  const Config v2 = v2_default_config(p, sm_count);
+  add(v2);
+  Config other_pdl = v2;
   other_pdl.pdl = !other_pdl.pdl;
   add(other_pdl);
   for (int rows : {16, 32, 64})
@@ -165,8 +295,12 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
         c.stages = stages;
         c.warps = warps;
         if (!config_exists(c)) continue;
+        // On sm_90 only the v2 shapes that still won a point against v3 (docs/perf/small_m.md).
+        if (cc == 90 && !(warps == 8 && ((rows == 16 && stages <= 2) || (rows == 32 && stages == 1)))) continue;
         c.splitk = fill_splitk(p, c, sm_count);
         add(c);
+        c.pdl = !c.pdl;
+        if (cc == 90) add(c);
       }
   return out;
 }

@@ -18,20 +18,58 @@ constexpr int kMaxSplitK = 8;
 // One warp reads 64 bytes of K per weight row per step (4 lanes x 16 bytes).
 constexpr int kChunkK = 64;
 
+// v3 (wgmma): one stage is 128 bytes of K of the block's weight rows and activation rows.
+constexpr int kWgmmaKBlock = 128;
+// v3 ring depth limits (the mbarrier arrays are sized for kWgmmaMaxStages).
+constexpr int kWgmmaMinStages = 2;
+constexpr int kWgmmaMaxStages = 16;
+// Dynamic shared memory a v3 block may ask for (sm_90 allows 227 KB per block, less ~1 KB static).
+constexpr size_t kWgmmaMaxSharedBytes = 220 * 1024;
+// Largest L2 prefetch lookahead (K blocks beyond the ring).
+constexpr int kWgmmaMaxL2Prefetch = 64;
+
+// Two kernel families share this struct:
+//  - v2 (mma.sync, portable): "rows=R,splitk=S,warps=W,stages=P,pdl=0|1"; rows = 16 x row tiles.
+//  - v3 (wgmma + TMA, sm_90a only): "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1" with
+//    rows = 64 or 128 (one or two consumer warpgroups of 64 weight rows), stages = depth of the
+//    TMA ring (2..16 stages of 128 bytes of K) and l2pf = L2 prefetch lookahead in K blocks
+//    beyond the ring (0..64; the first L are requested before waiting for the previous kernel).
+//    For v3, warps is not part of the name: it is always rows / 16 (the consumer warps; the
+//    block has one producer warp more).
 struct Config {
   int rows = 32;    // weight rows (output columns n) per block: 16 x row tiles, shared by its warps
   int splitk = 1;   // blocks of one cluster that split K; reduced in fixed order through DSMEM
   int warps = 8;    // warps per block; they split the block's K range and reduce in fixed order
-  int stages = 2;   // 64-byte K chunks per load batch; each warp has two batches in flight
+  int stages = 2;   // v2: 64-byte K chunks per load batch (two in flight); v3: TMA ring depth
   bool pdl = false; // programmatic dependent launch: prefetch weights before waiting
+  bool wgmma = false;  // v3 family (see above)
+  int l2pf = 0;        // v3 only: K blocks of weights prefetched into L2 ahead of the ring
 
   int row_tiles() const { return rows / 16; }
-  // "rows=32,splitk=1,warps=8,stages=2,pdl=0"
+  int warpgroups() const { return rows / 64; }  // v3 consumer warpgroups
+  // "rows=32,splitk=1,warps=8,stages=2,pdl=0" or "wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1"
   std::string to_string() const;
   bool operator==(const Config& o) const {
-    return rows == o.rows && splitk == o.splitk && warps == o.warps && stages == o.stages && pdl == o.pdl;
+    return rows == o.rows && splitk == o.splitk && warps == o.warps && stages == o.stages && pdl == o.pdl &&
+           wgmma == o.wgmma && l2pf == o.l2pf;
   }
 };
+
+// A v3 config with the derived field filled in.
+inline Config wgmma_config(int rows, int splitk, int stages, bool pdl, int l2pf = 0) {
+  Config c;
+  c.l2pf = l2pf;
+  c.wgmma = true;
+  c.rows = rows;
+  c.splitk = splitk;
+  c.warps = rows / 16;
+  c.stages = stages;
+  c.pdl = pdl;
+  return c;
+}
+
+// Activation rows a v3 block loads (the wgmma's N): m rounded up to 8.
+inline int wgmma_n(int64_t m) { return int((m + 7) / 8) * 8; }
 
 // Parses a canonical config string; throws Error(kInvalidArgument) for anything that is not
 // exactly what to_string() prints for a configuration that exists (see config_exists).
@@ -46,7 +84,8 @@ inline int m_tiles(int64_t m) { return int((m + 7) / 8); }
 // Whether `c` runs `p` on a device of compute capability `cc` (90 for sm_90a), with the reason.
 Verdict can_implement(const Problem& p, const Config& c, int cc);
 
-// Dynamic shared memory one block of `c` needs for `p` (the fixed-order reductions).
+// Dynamic shared memory one block of `c` needs for `p` (v2: the fixed-order reductions; v3: the
+// TMA ring, 1024-byte aligned, which the split-K reduction reuses).
 size_t shared_bytes(const Problem& p, const Config& c);
 
 // The rule used on a cache miss: fills the SMs from (m, n, k, sm_count). Throws

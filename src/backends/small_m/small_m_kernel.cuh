@@ -27,9 +27,6 @@
 
 namespace fp8gemm::small_m {
 
-struct E4M3 {};
-struct E5M2 {};
-
 struct KernelParams {
   const uint8_t* a;  // [batch, m, k] activations
   const uint8_t* w;  // [batch, n, k] weights

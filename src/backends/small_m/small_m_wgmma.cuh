@@ -1,0 +1,400 @@
+// small_m v3: native FP8 wgmma fed by TMA (sm_90a only); see docs/perf/small_m.md, "Version 3".
+//
+// Swapped orientation: 64 weight rows per consumer warpgroup are the wgmma's M side (operand A,
+// from shared memory), the m <= 32 activation rows padded to NP = 8..32 its N side (operand B).
+// Both operands are K-major in shared memory with the 128-byte swizzle: a stage holds
+// [64*W rows x 128 bytes of K] of weights and [NP rows x 128 bytes] of activations, written by
+// TMA (out-of-bounds rows and the K tail are zero-filled) and read by four m64nNPk32 wgmma.
+//
+// One producer warp (one lane) runs a ring of `stages` full/empty mbarriers; the weights of the
+// first stages are requested before griddepcontrol.wait (they do not depend on the previous
+// kernel; the activations and scales do). Split-K: a cluster of `splitk` blocks along K, reduced
+// through distributed shared memory in rank order (deterministic, no workspace).
+#pragma once
+
+#include <cooperative_groups.h>
+#include <cuda.h>  // CUtensorMap (types only: the library does not link libcuda)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <atomic>
+#include <cstdint>
+#include <type_traits>
+
+#include "backends/small_m/small_m_launch.h"
+#include "core/cuda_check.h"
+
+namespace fp8gemm::small_m {
+
+namespace v3 {
+
+struct Params {
+  const float* a_scale;
+  const float* b_scale;
+  void* out;  // [batch, m, n]
+  int m, n;
+  int kblocks;            // ceil(k / 128)
+  int kblocks_per_split;  // per cluster rank
+  int splitk;
+  int stages;
+  int out_fp16;
+  int l2pf;  // L2 prefetch lookahead in K blocks beyond the ring
+};
+
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define FP8GEMM_SMALL_M_SM90A 1
+#endif
+
+#ifdef FP8GEMM_SMALL_M_SM90A
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
+
+__device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
+  const uint32_t a = smem_addr(bar);
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n"
+        " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        " selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(a), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// 3-D tiled bulk tensor copy global -> shared, completing on `bar` (bytes counted), with an L2
+// eviction-priority hint.
+__device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1, int c2,
+                                         uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_addr(bar)), "l"(policy)
+      : "memory");
+}
+
+// Fire-and-forget prefetch of one tensor tile into L2.
+__device__ __forceinline__ void tma_prefetch_l2(const CUtensorMap* map, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+
+// Shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row groups 1024 bytes apart
+// (stride byte offset), leading byte offset unused for swizzled K-major (1), base offset 0
+// (every tile starts 1024-byte aligned).
+__device__ __forceinline__ uint64_t smem_desc(uint32_t addr) {
+  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
+}
+
+template <int NA>
+__device__ __forceinline__ void fence_acc(float (&d)[NA]) {
+#pragma unroll
+  for (int i = 0; i < NA; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// D(64 x NP, f32) += A(64 x 32 weights) * B(32 x NP activations), descriptors of both in shared
+// memory; A type = weight dtype, B type = activation dtype; scale-d = 1 (accumulate).
+template <class WT, class AT, int NP>
+__device__ __forceinline__ void wgmma(float (&d)[NP / 2], uint64_t da, uint64_t db);
+
+#define FP8GEMM_DEFINE_WGMMA(WT, AT, TA, TB)                                                                     \
+  template <>                                                                                                   \
+  __device__ __forceinline__ void wgmma<WT, AT, 8>(float (&d)[4], uint64_t da, uint64_t db) {                   \
+    asm volatile("wgmma.mma_async.sync.aligned.m64n8k32.f32." TA "." TB                                         \
+                 " {%0,%1,%2,%3}, %4, %5, 1, 1, 1;\n"                                                           \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                               \
+                 : "l"(da), "l"(db));                                                                           \
+  }                                                                                                             \
+  template <>                                                                                                   \
+  __device__ __forceinline__ void wgmma<WT, AT, 16>(float (&d)[8], uint64_t da, uint64_t db) {                  \
+    asm volatile("wgmma.mma_async.sync.aligned.m64n16k32.f32." TA "." TB                                        \
+                 " {%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, 1, 1, 1;\n"                                               \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),          \
+                   "+f"(d[7])                                                                                   \
+                 : "l"(da), "l"(db));                                                                           \
+  }                                                                                                             \
+  template <>                                                                                                   \
+  __device__ __forceinline__ void wgmma<WT, AT, 24>(float (&d)[12], uint64_t da, uint64_t db) {                 \
+    asm volatile("wgmma.mma_async.sync.aligned.m64n24k32.f32." TA "." TB                                        \
+                 " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11}, %12, %13, 1, 1, 1;\n"                               \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),          \
+                   "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])                                 \
+                 : "l"(da), "l"(db));                                                                           \
+  }                                                                                                             \
+  template <>                                                                                                   \
+  __device__ __forceinline__ void wgmma<WT, AT, 32>(float (&d)[16], uint64_t da, uint64_t db) {                 \
+    asm volatile("wgmma.mma_async.sync.aligned.m64n32k32.f32." TA "." TB                                        \
+                 " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, 1, 1, 1;\n"               \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),          \
+                   "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),      \
+                   "+f"(d[14]), "+f"(d[15])                                                                     \
+                 : "l"(da), "l"(db));                                                                           \
+  }
+
+FP8GEMM_DEFINE_WGMMA(E4M3, E4M3, "e4m3", "e4m3")
+FP8GEMM_DEFINE_WGMMA(E5M2, E4M3, "e5m2", "e4m3")
+FP8GEMM_DEFINE_WGMMA(E4M3, E5M2, "e4m3", "e5m2")
+#undef FP8GEMM_DEFINE_WGMMA
+
+#endif  // FP8GEMM_SMALL_M_SM90A
+
+// Block: W consumer warpgroups (warps 0 .. 4W-1) and one producer warp (warp 4W).
+template <int W>
+constexpr int kThreads = W * 128 + 32;
+
+template <class WT, class AT, int W, int NP>
+__global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
+    small_m_wgmma_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap amap,
+                         const Params p) {
+#ifdef FP8GEMM_SMALL_M_SM90A
+  namespace cg = cooperative_groups;
+  constexpr int kKB = 128;                  // bytes of K per stage
+  constexpr int kWBytes = W * 64 * kKB;     // weight tile per stage
+  constexpr int kABytes = NP * kKB;         // activation tile per stage
+  constexpr int kStage = kWBytes + kABytes;  // multiple of 1024: every tile stays 1024-aligned
+  constexpr int kAcc = NP / 2;               // f32 accumulators per consumer thread
+  static_assert(kStage % 1024 == 0, "stage tiles must stay 1024-byte aligned");
+
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ __align__(8) uint64_t full_bar[16];
+  __shared__ __align__(8) uint64_t empty_bar[16];
+  uint8_t* ring = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
+  const int stages = p.stages;
+  const int row0 = int(blockIdx.x) * (64 * W);
+  const int batch = int(blockIdx.z);
+  const int kb0 = int(blockIdx.y) * p.kblocks_per_split;
+  const int nkb = max(0, min(kb0 + p.kblocks_per_split, p.kblocks) - kb0);
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(&full_bar[s], 1);
+      mbar_init(&empty_bar[s], 4 * W);  // one arrival per consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  __syncthreads();
+  // Dependents may start their prologue (and their weight prefetch) once every block got here.
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+
+  float acc[kAcc];
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
+
+  if (warp == 4 * W) {
+    // Producer.
+    if (lane == 0) {
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&wmap)) : "memory");
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&amap)) : "memory");
+      uint64_t pol_w, pol_a;  // weights stream once; activations are re-read by every row block
+      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol_w));
+      asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(pol_a));
+      const int pre = min(stages, nkb);
+      for (int i = 0; i < pre; ++i) {
+        mbar_arrive_expect_tx(&full_bar[i], kStage);
+        tma_load(ring + i * kStage, &wmap, &full_bar[i], (kb0 + i) * kKB, row0, batch, pol_w);
+      }
+      // L2 lookahead: the next l2pf K blocks beyond the ring are requested into L2 now (before
+      // the wait: HBM stays busy across the kernel boundary), then one more per block issued.
+      int pf = pre;
+      for (const int pf_end = min(nkb, pre + p.l2pf); pf < pf_end; ++pf)
+        tma_prefetch_l2(&wmap, (kb0 + pf) * kKB, row0, batch);
+      // The activations may be written by the previous kernel (programmatic dependent launch).
+      asm volatile("griddepcontrol.wait;\n" ::: "memory");
+      for (int i = 0; i < pre; ++i)
+        tma_load(ring + i * kStage + kWBytes, &amap, &full_bar[i], (kb0 + i) * kKB, 0, batch, pol_a);
+      int s = pre == stages ? 0 : pre;
+      uint32_t phase = 0;  // completions of empty_bar[s] seen so far, mod 2
+      for (int i = pre; i < nkb; ++i) {
+        mbar_wait(&empty_bar[s], phase);
+        mbar_arrive_expect_tx(&full_bar[s], kStage);
+        uint8_t* st = ring + s * kStage;
+        tma_load(st, &wmap, &full_bar[s], (kb0 + i) * kKB, row0, batch, pol_w);
+        tma_load(st + kWBytes, &amap, &full_bar[s], (kb0 + i) * kKB, 0, batch, pol_a);
+        if (pf < nkb && pf <= i + p.l2pf) tma_prefetch_l2(&wmap, (kb0 + pf++) * kKB, row0, batch);
+        if (++s == stages) {
+          s = 0;
+          phase ^= 1;
+        }
+      }
+    }
+  } else {
+    // Consumers: warpgroup wg multiplies weight rows [64 wg, 64 wg + 64) of each stage.
+    const int wg = warp >> 2;
+    int s = 0;
+    uint32_t phase = 0;
+    int prev = -1;
+    for (int i = 0; i < nkb; ++i) {
+      mbar_wait(&full_bar[s], phase);
+      const uint32_t base = smem_addr(ring + s * kStage);
+      const uint64_t da = smem_desc(base + wg * (64 * kKB));
+      const uint64_t db = smem_desc(base + kWBytes);
+      fence_acc(acc);
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) wgmma<WT, AT, NP>(acc, da + 2 * kk, db + 2 * kk);  // +32 bytes of K
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      fence_acc(acc);
+      // Keep this stage's wgmma in flight; the previous one is done: give its slot back.
+      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+      fence_acc(acc);
+      if (prev >= 0) {
+        __syncwarp();
+        if (lane == 0) mbar_arrive(&empty_bar[prev]);
+      }
+      prev = s;
+      if (++s == stages) {
+        s = 0;
+        phase ^= 1;
+      }
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    fence_acc(acc);
+  }
+
+  // Epilogue. Fragment of m64nNP f32: consumer thread t holds weight rows (output columns n)
+  // 16 (t/32) + (t%32)/4 (+8 for q >= 2) and activation rows (output rows m)
+  // 8 j + 2 (t%4) + (q & 1) in acc[4 j + q].
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");  // scales and out belong to the stream order
+  const float scale = *p.a_scale * *p.b_scale;
+  const int64_t out_base = int64_t(batch) * p.m * int64_t(p.n);
+  auto store = [&](int tc, int i, float v) {
+    const int l = tc & 31, j = i >> 2, q = i & 3;
+    const int n = row0 + (tc >> 5) * 16 + (l >> 2) + ((q & 2) ? 8 : 0);  // (tc >> 5): warp incl. wg
+    const int m = j * 8 + (l & 3) * 2 + (q & 1);
+    if (n >= p.n || m >= p.m) return;
+    const int64_t o = out_base + int64_t(m) * p.n + n;
+    if (p.out_fp16) static_cast<__half*>(p.out)[o] = __float2half_rn(v * scale);
+    else static_cast<__nv_bfloat16*>(p.out)[o] = __float2bfloat16_rn(v * scale);
+  };
+
+  constexpr int kConsumers = W * 128;
+  if (p.splitk == 1) {
+    if (warp < 4 * W) {
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) store(int(threadIdx.x), i, acc[i]);
+    }
+    return;
+  }
+
+  // Split-K: every rank's partial sums go to its (now idle) ring, [i][consumer thread]; each rank
+  // then finishes a contiguous share of the outputs, adding the ranks in order 0, 1, ...
+  __syncthreads();  // all wgmma and TMA traffic of this block is over (the ring is free)
+  float* partial = reinterpret_cast<float*>(ring);
+  if (warp < 4 * W) {
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) partial[i * kConsumers + int(threadIdx.x)] = acc[i];
+  }
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();
+  const int rank = int(cluster.block_rank());
+  constexpr int kTotal = kAcc * kConsumers;
+  const int share = (kTotal + p.splitk - 1) / p.splitk;
+  const int e_end = min(kTotal, (rank + 1) * share);
+  for (int e = rank * share + int(threadIdx.x); e < e_end; e += kThreads<W>) {
+    float v = 0.f;
+    for (int q = 0; q < p.splitk; ++q) v += cluster.map_shared_rank(partial, q)[e];
+    store(e % kConsumers, e / kConsumers, v);
+  }
+  cluster.sync();  // no block may exit while another still reads its shared memory
+#else
+  __trap();  // wgmma and this kernel's TMA path exist on sm_90a only (can_implement refuses others)
+#endif
+}
+
+// Host side (small_m_tma.cpp): 3-D tensor map {k, rows, batch} of a K-major FP8 tensor with a
+// {128, box_rows, 1} box and the 128-byte swizzle. Throws Error(kCuda) when encoding fails.
+void encode_kmajor_map(CUtensorMap* map, const void* base, int64_t k, int64_t rows, int64_t batch, int box_rows);
+
+template <class WT, class AT, int W, int NP>
+void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
+  const Problem& pr = l.problem;
+  const Config& c = l.config;
+  auto kernel = small_m_wgmma_kernel<WT, AT, W, NP>;
+  const size_t smem = shared_bytes(pr, c);
+  // Raise the dynamic shared-memory limit once per device (to the most any config may ask).
+  static std::atomic<uint64_t> raised{0};
+  int dev = 0;
+  FP8GEMM_CUDA_CHECK(cudaGetDevice(&dev));
+  const uint64_t bit = uint64_t(1) << (dev & 63);
+  if (!(raised.load(std::memory_order_acquire) & bit)) {
+    FP8GEMM_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kWgmmaMaxSharedBytes)));
+    raised.fetch_or(bit, std::memory_order_acq_rel);
+  }
+  CUtensorMap wmap, amap;
+  encode_kmajor_map(&wmap, l.args.b, pr.k, pr.n, pr.batch, 64 * W);
+  encode_kmajor_map(&amap, l.args.a, pr.k, pr.m, pr.batch, NP);
+
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned((pr.n + 64 * W - 1) / (64 * W)), unsigned(c.splitk), unsigned(pr.batch));
+  cfg.blockDim = dim3(unsigned(kThreads<W>));
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = l.stream;
+  cudaLaunchAttribute attrs[2];
+  cfg.attrs = attrs;
+  cfg.numAttrs = 0;
+  if (c.splitk > 1) {
+    attrs[cfg.numAttrs].id = cudaLaunchAttributeClusterDimension;
+    attrs[cfg.numAttrs].val.clusterDim.x = 1;
+    attrs[cfg.numAttrs].val.clusterDim.y = unsigned(c.splitk);
+    attrs[cfg.numAttrs].val.clusterDim.z = 1;
+    ++cfg.numAttrs;
+  }
+  if (c.pdl) {
+    attrs[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
+    ++cfg.numAttrs;
+  }
+  FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, wmap, amap, kp));
+}
+
+template <class WT, class AT, int W>
+void launch_wgmma_np(const LaunchArgs& l, const Params& kp) {
+  switch (wgmma_n(l.problem.m)) {
+    case 8: return launch_wgmma_one<WT, AT, W, 8>(l, kp);
+    case 16: return launch_wgmma_one<WT, AT, W, 16>(l, kp);
+    case 24: return launch_wgmma_one<WT, AT, W, 24>(l, kp);
+    case 32: return launch_wgmma_one<WT, AT, W, 32>(l, kp);
+  }
+  FP8GEMM_FAIL(kInternal, "small_m: m=", l.problem.m, " passed can_implement but has no wgmma kernel");
+}
+
+template <class WT, class AT>
+void launch_wgmma_pair(const LaunchArgs& l) {
+  const Problem& pr = l.problem;
+  const Config& c = l.config;
+  Params kp{};
+  kp.a_scale = l.args.a_scale;
+  kp.b_scale = l.args.b_scale;
+  kp.out = l.args.out;
+  kp.m = int(pr.m);
+  kp.n = int(pr.n);
+  kp.kblocks = int((pr.k + kWgmmaKBlock - 1) / kWgmmaKBlock);
+  kp.kblocks_per_split = (kp.kblocks + c.splitk - 1) / c.splitk;
+  kp.splitk = c.splitk;
+  kp.stages = c.stages;
+  kp.out_fp16 = pr.out_type == DType::kFP16;
+  kp.l2pf = c.l2pf;
+  if (c.rows == 64) return launch_wgmma_np<WT, AT, 1>(l, kp);
+  if (c.rows == 128) return launch_wgmma_np<WT, AT, 2>(l, kp);
+  FP8GEMM_FAIL(kInternal, "small_m: config ", c.to_string(), " has no wgmma instantiation");
+}
+
+}  // namespace v3
+}  // namespace fp8gemm::small_m
