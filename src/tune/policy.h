@@ -23,12 +23,13 @@ struct PolicyOptions {
   RoundOptions rounds;                // prune_ratio, max_finalists, full-round replays
   // The choice must hold for every M of the bucket, not only its upper edge: the finalists
   // are also timed at these many M values below the edge (lowest M of the bucket, middle),
-  // and the tactic with the smallest worst-case ratio to the best at each M wins.
+  // and the tactic with the smallest mean ratio to the best over those M and the edge wins
+  // (the edge weighted as much as the samples together).
   int bucket_samples = 2;
   int sampled_finalists = 6;          // finalists (plus the default) timed at the other M values
   // Tactics a backend lists at a sampled M but not at the edge (cuBLASLt's heuristic answers
   // per M) also timed there, at most this many per M; 0: only the edge's candidates compete.
-  int sample_newcomers = 8;
+  int sample_newcomers = 4;
   std::function<double()> clock_ms;   // wall clock (injectable for tests); empty: steady_clock
 };
 

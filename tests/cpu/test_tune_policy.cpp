@@ -99,6 +99,24 @@ TEST_F(PolicyTest, TacticListedOnlyBelowTheEdgeCanWinTheBucket) {
   EXPECT_NE(run(o).choice, "cublaslt:low1");
 }
 
+// The bucket's regret is a mean over its M values (edge weighted as the samples together), not
+// the worst case: on the H200 the worst case chose tactics 15-25% slow at the edge to save one
+// sampled M. Here the worst case would pick h1 (worst 1.20 vs 1.25); the mean picks c1
+// (1.057 vs 1.095), which is best at the edge and at M=56.
+TEST_F(PolicyTest, ASlowEdgeIsNotTradedForOneSampledM) {
+  timer.true_us["cutlass:c1"] = 8;
+  timer.true_us["cublaslt:h1"] = 9.6;
+  timer.at_m = [](const std::string& name, int64_t m, double t) {
+    if (m == 64) return t;
+    if (name == "cublaslt:h1") return 8.0;
+    if (name == "cutlass:c1") return m == 49 ? 10.0 : 8.0;
+    return 2 * t;
+  };
+  const Decision d = run();
+  EXPECT_EQ(d.choice, "cutlass:c1") << d.reason;
+  EXPECT_NE(d.reason.find("mean ratio to the best over the bucket"), std::string::npos) << d.reason;
+}
+
 TEST_F(PolicyTest, EveryCandidateIsReported) {
   const Decision d = run();
   for (const char* n : {"cublaslt:heur", "cublaslt:enum0", "cublaslt:h1", "cutlass:c0", "cutlass:c1"})
