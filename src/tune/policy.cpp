@@ -178,8 +178,8 @@ bool runs(const std::vector<Backend*>& backends, const Problem& p, const Tactic&
 // Measures `tactics` at `q` together with the default (first) and returns each one's median,
 // scaled so that the default's time equals `default_us` (the reference of an earlier round at
 // the same M): separate rounds then compare as if they were one, despite clock drift.
-std::vector<double> measure_scaled(Timer& timer, const Problem& q, const Tactic& def, const std::vector<Tactic>& tactics,
-                                   double default_us) {
+std::vector<double> measure_scaled(Timer& timer, const Problem& q, const Tactic& def,
+                                   const std::vector<Tactic>& tactics, double default_us) {
   std::vector<Tactic> list{def};
   list.insert(list.end(), tactics.begin(), tactics.end());
   std::vector<double> out(tactics.size(), INFINITY);

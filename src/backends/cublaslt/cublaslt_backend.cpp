@@ -125,9 +125,18 @@ class CublasLtBackend final : public Backend {
       const CheckedAlgo& checked = checked_algo(p, config);
       if (checked.verdict.ok) out.push_back(Tactic{"cublaslt", config});
     };
-    for (bool fast_accum : {true, false})
-      for (const auto& r : heuristics(p, fast_accum, fast_accum ? kHeuristicCount : kHeuristicCount / 2))
-        add(r.algo, fast_accum);
+    for (bool fast_accum : {true, false}) {
+      const int count = fast_accum ? kHeuristicCount : kHeuristicCount / 2;
+      for (const auto& r : heuristics(p, fast_accum, count, max_workspace_)) add(r.algo, fast_accum);
+    }
+    // The heuristic ranks by its own model, which depends on the workspace it may use: with our
+    // 32 MiB split-K variants rank first, and some non-split kernels fall off its short list
+    // (H200, nemoH8b.down M=96: torch._scaled_mm's call ran a 64x48 kernel in 25.6 us that our
+    // list lacked; our first was a split-K 128x48 + reduction, 29.4 us). Asking again with a
+    // small limit adds those; the name check and the output check treat them like the others.
+    for (uint64_t small_ws : kSmallWorkspaces)
+      for (const auto& r : heuristics(p, true, kSmallWorkspaceCount, std::min<uint64_t>(small_ws, max_workspace_)))
+        add(r.algo, true);
     for (const auto& algo : enumerate(p)) add(algo, true);
     std::unique_lock lock(mutex_);
     tactics_memo_[p] = out;
@@ -137,7 +146,7 @@ class CublasLtBackend final : public Backend {
   Tactic default_tactic(const Problem& p) override {
     // The heuristic's first with fast accumulation: what torch._scaled_mm(use_fast_accum=True) runs.
     if (Verdict v = scales_supported(p); !v.ok) FP8GEMM_FAIL(kUnsupported, v.reason);
-    auto results = heuristics(p, true, 1);
+    auto results = heuristics(p, true, 1, max_workspace_);
     FP8GEMM_REQUIRE(!results.empty(), kUnsupported, "cuBLASLt has no algorithm for ", p);
     return Tactic{"cublaslt", cublaslt::format_config(cublaslt::read_config(results[0].algo, true))};
   }
@@ -168,6 +177,9 @@ class CublasLtBackend final : public Backend {
 
  private:
   static constexpr int kHeuristicCount = 32;
+  // Extra heuristic queries with these workspace limits (see tactics()), this many results each.
+  static constexpr uint64_t kSmallWorkspaces[] = {0, 4ull << 20};
+  static constexpr int kSmallWorkspaceCount = 4;
 
   static Verdict scales_supported(const Problem& p) {
     if (p.scale_alignment >= 16) return Verdict::yes();
@@ -178,11 +190,11 @@ class CublasLtBackend final : public Backend {
 
   static constexpr size_t kMaxEnumerated = 48;
 
-  std::vector<cublasLtMatmulHeuristicResult_t> heuristics(const Problem& p, bool fast_accum, int count) {
+  std::vector<cublasLtMatmulHeuristicResult_t> heuristics(const Problem& p, bool fast_accum, int count,
+                                                          uint64_t max_ws) {
     Descriptors d(p, fast_accum, query_scales_, query_scales_ + 1);
     cublasLtMatmulPreferenceOpaque_t pref;
     LT_CHECK(cublasLtMatmulPreferenceInit(&pref));
-    const uint64_t max_ws = max_workspace_;
     set_attr(cublasLtMatmulPreferenceSetAttribute, &pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, max_ws);
     const uint32_t align = uint32_t(p.alignment);
     for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
