@@ -312,21 +312,8 @@ void launch_one(const LaunchArgs& l, const KernelParams& kp) {
   cfg.blockDim = dim3(unsigned(c.warps * 32));
   cfg.dynamicSmemBytes = shared_bytes(l.problem, c);
   cfg.stream = l.stream;
-  cudaLaunchAttribute attrs[2];
-  cfg.attrs = attrs;
-  cfg.numAttrs = 0;
-  if (c.splitk > 1) {
-    attrs[cfg.numAttrs].id = cudaLaunchAttributeClusterDimension;
-    attrs[cfg.numAttrs].val.clusterDim.x = 1;
-    attrs[cfg.numAttrs].val.clusterDim.y = unsigned(c.splitk);
-    attrs[cfg.numAttrs].val.clusterDim.z = 1;
-    ++cfg.numAttrs;
-  }
-  if (c.pdl) {
-    attrs[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attrs[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
-    ++cfg.numAttrs;
-  }
+  cudaLaunchAttribute attrs[kMaxLaunchAttrs];
+  set_launch_attrs(cfg, attrs, c.splitk, c.pdl);
   FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, kp));
 }
 

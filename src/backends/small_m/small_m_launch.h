@@ -31,6 +31,28 @@ void launch_wgmma_e4m3_e4m3(const LaunchArgs& l);
 void launch_wgmma_e5m2_e4m3(const LaunchArgs& l);
 void launch_wgmma_e4m3_e5m2(const LaunchArgs& l);
 
+// Launch attributes of both kernel versions: split-K blocks form a cluster along grid y (they
+// reduce through distributed shared memory), and PDL lets the kernel start before the previous
+// one ends. `attrs` must outlive the launch of `cfg`.
+inline constexpr int kMaxLaunchAttrs = 2;
+inline void set_launch_attrs(cudaLaunchConfig_t& cfg, cudaLaunchAttribute (&attrs)[kMaxLaunchAttrs], int splitk,
+                             bool pdl) {
+  cfg.attrs = attrs;
+  cfg.numAttrs = 0;
+  if (splitk > 1) {
+    attrs[cfg.numAttrs].id = cudaLaunchAttributeClusterDimension;
+    attrs[cfg.numAttrs].val.clusterDim.x = 1;
+    attrs[cfg.numAttrs].val.clusterDim.y = unsigned(splitk);
+    attrs[cfg.numAttrs].val.clusterDim.z = 1;
+    ++cfg.numAttrs;
+  }
+  if (pdl) {
+    attrs[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
+    ++cfg.numAttrs;
+  }
+}
+
 // Whether the kernels have machine code for the current device ("" if yes, else the reason).
 const char* kernel_image_problem();
 

@@ -346,21 +346,8 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   cfg.blockDim = dim3(unsigned(kThreads<W>));
   cfg.dynamicSmemBytes = smem;
   cfg.stream = l.stream;
-  cudaLaunchAttribute attrs[2];
-  cfg.attrs = attrs;
-  cfg.numAttrs = 0;
-  if (c.splitk > 1) {
-    attrs[cfg.numAttrs].id = cudaLaunchAttributeClusterDimension;
-    attrs[cfg.numAttrs].val.clusterDim.x = 1;
-    attrs[cfg.numAttrs].val.clusterDim.y = unsigned(c.splitk);
-    attrs[cfg.numAttrs].val.clusterDim.z = 1;
-    ++cfg.numAttrs;
-  }
-  if (c.pdl) {
-    attrs[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attrs[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
-    ++cfg.numAttrs;
-  }
+  cudaLaunchAttribute attrs[kMaxLaunchAttrs];
+  set_launch_attrs(cfg, attrs, c.splitk, c.pdl);
   FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, wmap, amap, kp));
 }
 
