@@ -9,6 +9,7 @@
 
 #include "measure/graph_timer.h"
 #include "tune/bucket.h"
+#include "tune/tuner.h"
 
 namespace fp8gemm::tuning {
 
@@ -162,19 +163,6 @@ struct BucketTimes {
   std::map<std::string, std::string> newcomer_note;     // why each newcomer was added
 };
 
-// Whether `t` of one of `backends` can run `p` (a tactic listed for another M may not).
-bool runs(const std::vector<Backend*>& backends, const Problem& p, const Tactic& t) {
-  for (Backend* b : backends)
-    if (b->name() == t.backend) {
-      try {
-        return b->can_implement(p, t).ok;
-      } catch (const std::exception&) {
-        return false;
-      }
-    }
-  return false;
-}
-
 // Measures `tactics` at `q` together with the default (first) and returns each one's median,
 // scaled so that the default's time equals `default_us` (the reference of an earlier round at
 // the same M): separate rounds then compare as if they were one, despite clock drift.
@@ -231,7 +219,7 @@ BucketTimes time_over_bucket(const Problem& problem, const std::vector<Backend*>
     if (o.sample_newcomers > 0) {
       std::vector<Tactic> fresh;
       for (const Tactic& t : gather_candidates(q, backends, def, o.backends).tactics)
-        if (!known.count(t.name()) && runs(backends, problem, t)) fresh.push_back(t);
+        if (!known.count(t.name()) && can_run(backends, problem, t)) fresh.push_back(t);  // runs at the edge
       fresh.insert(fresh.begin(), def);  // trim_candidates keeps the first entry
       fresh = trim_candidates(fresh, size_t(o.sample_newcomers) + 1);
       tactics.insert(tactics.end(), fresh.begin() + 1, fresh.end());
@@ -284,17 +272,8 @@ BucketTimes time_over_bucket(const Problem& problem, const std::vector<Backend*>
     for (const Tactic& t : promoted)
       if (!promoted_at[s].count(t.name())) missing.push_back(t);
     const std::vector<double> r = measure_scaled(timer, q, def, missing, bt.times[def.name()][s + 1]);
-    for (const Tactic& t : promoted) {
-      auto it = promoted_at[s].find(t.name());
-      double v = INFINITY;
-      if (it != promoted_at[s].end()) {
-        v = it->second;
-      } else {
-        for (size_t i = 0; i < missing.size(); ++i)
-          if (missing[i] == t) v = r[i];
-      }
-      bt.times[t.name()].push_back(v);
-    }
+    for (size_t i = 0; i < missing.size(); ++i) promoted_at[s][missing[i].name()] = r[i];
+    for (const Tactic& t : promoted) bt.times[t.name()].push_back(promoted_at[s].at(t.name()));
   }
   return bt;
 }

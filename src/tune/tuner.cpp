@@ -10,6 +10,16 @@ Backend* find_backend(const std::vector<Backend*>& backends, const std::string& 
   return nullptr;
 }
 
+bool can_run(const std::vector<Backend*>& backends, const Problem& p, const Tactic& t) {
+  Backend* b = find_backend(backends, t.backend);
+  if (!b) return false;
+  try {
+    return b->available().ok && b->can_implement(p, t).ok;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 Tactic floor_choice(const std::vector<Backend*>& backends, const Problem& p) {
   std::string reasons;
   for (Backend* b : backends) {
@@ -31,9 +41,7 @@ std::optional<Tactic> checked_table_choice(const std::vector<Backend*>& backends
                                            const std::vector<DefaultRule>& rules, const Problem& p) {
   try {
     std::optional<Tactic> t = table_choice(rules, p);
-    if (!t) return std::nullopt;
-    Backend* b = find_backend(backends, t->backend);
-    if (b && b->available() && b->can_implement(p, *t)) return t;
+    if (t && can_run(backends, p, *t)) return t;
   } catch (const std::exception&) {
     // A table tactic this build or this cuBLASLt cannot parse: the floor takes over.
   }

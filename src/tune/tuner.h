@@ -28,4 +28,7 @@ std::optional<Tactic> checked_table_choice(const std::vector<Backend*>& backends
 
 Backend* find_backend(const std::vector<Backend*>& backends, const std::string& name);
 
+// Whether one of `backends` is available and can run `t` on `p` (false also when asking throws).
+bool can_run(const std::vector<Backend*>& backends, const Problem& p, const Tactic& t);
+
 }  // namespace fp8gemm::tuning
