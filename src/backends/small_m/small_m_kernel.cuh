@@ -172,13 +172,15 @@ __global__ void __launch_bounds__(256, (kMinBlocks<R, MT, U>)) small_m_kernel(co
   const int full_end = min(c_end, int(k / 64));  // chunks that need no K-tail predicate
   const int step = warps * U;
 
-  // Tail chunks (past c_end or the 16-byte K tail) load zeros: they add nothing.
+  // Tail chunks (past c_end or the 16-byte K tail) load zeros: they add nothing. `full`: the
+  // whole batch from chunk c lies before full_end, so no chunk of it needs the predicate.
+  auto in_range = [&](int c, int u, bool full) { return full || (c + u < c_end && (c + u) * 64 + t * 16 < p.k); };
   auto load_w = [&](Batch<R, MT, U>& b, int c) {
     const bool full = c + U <= full_end;
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int off = (c + u) * 64;
-      const bool ok = full || (c + u < c_end && off + t * 16 < p.k);
+      const bool ok = in_range(c, u, full);
 #pragma unroll
       for (int r = 0; r < R; ++r)
 #pragma unroll
@@ -190,7 +192,7 @@ __global__ void __launch_bounds__(256, (kMinBlocks<R, MT, U>)) small_m_kernel(co
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int off = (c + u) * 64;
-      const bool ok = full || (c + u < c_end && off + t * 16 < p.k);
+      const bool ok = in_range(c, u, full);
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) b.a[u][mt] = ok ? load_activations(arow[mt] + off) : make_uint4(0, 0, 0, 0);
     }
