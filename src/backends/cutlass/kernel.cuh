@@ -38,6 +38,31 @@ template <> struct CutlassType<DType::kFP16> { using type = cutlass::half_t; };
 // Devices per process whose cluster occupancy is cached (device ids beyond it are not cached).
 inline constexpr int kMaxDevices = 64;
 
+// The two-scale product, read by the consumer warps when they store a tile, after its
+// mainloop. CUTLASS's Sm90ScalarBroadcast reads a non-batched scalar when the epilogue is
+// constructed, at kernel start. Our kernels launch with PDL (programmatic dependent launch):
+// they may start before the previous kernel on the stream has finished, and only the producer
+// warps' griddepcontrol.wait (before their first load) makes its writes visible. A scale that
+// kernel writes (dynamic activation quantization) would then be read stale. Reading after the
+// mainloop orders the read after that wait (the tile's data was loaded after it). Test:
+// PdlOrdering.ScalesAndActivationsWrittenByThePreviousKernelAreSeen.
+template <class Broadcast>
+struct ScaleReadAfterMainloop : Broadcast {
+  using Params = typename Broadcast::Params;
+  CUTLASS_HOST_DEVICE ScaleReadAfterMainloop() {}
+  CUTLASS_HOST_DEVICE ScaleReadAfterMainloop(Params const& params, typename Broadcast::SharedStorage const&) {
+    this->params_ptr = &params;  // no read here: see above
+  }
+
+  template <bool ReferenceSrc, class... Args>
+  CUTLASS_DEVICE auto get_consumer_store_callbacks(cutlass::epilogue::fusion::ConsumerStoreArgs<Args...> const&) {
+    const Params& p = *this->params_ptr;
+    float s = 1.f;
+    for (int i = 0; i < 2; ++i) s *= p.scalar_ptrs[i] ? *p.scalar_ptrs[i] : p.scalars[i];
+    return typename Broadcast::ConsumerStoreCallbacks(s);
+  }
+};
+
 template <Schedule S, bool FastAccum> struct MainloopSchedule;
 template <> struct MainloopSchedule<Schedule::WarpSpecialized, true> { using type = cutlass::gemm::KernelTmaWarpSpecializedFP8FastAccum; };
 template <> struct MainloopSchedule<Schedule::WarpSpecialized, false> { using type = cutlass::gemm::KernelTmaWarpSpecialized; };
@@ -65,8 +90,10 @@ struct Sm90Fp8Gemm {
   using TileShape = cute::Shape<cute::Int<TileM>, cute::Int<TileN>, cute::Int<TileK>>;
   using ClusterShape = cute::Shape<cute::Int<ClusterM>, cute::Int<ClusterN>, cute::Int<ClusterK>>;
 
-  // out = (a_scale * b_scale) * acc: the scalar broadcast reduces its two pointers by product.
-  using ScaleProduct = cutlass::epilogue::fusion::Sm90ScalarBroadcast<float, cute::Stride<cute::_0, cute::_0, cute::_0>, 2>;
+  // out = (a_scale * b_scale) * acc: the scalar broadcast reduces its two pointers by product,
+  // read after the mainloop (ScaleReadAfterMainloop), so that PDL cannot make it stale.
+  using ScaleProduct = ScaleReadAfterMainloop<
+      cutlass::epilogue::fusion::Sm90ScalarBroadcast<float, cute::Stride<cute::_0, cute::_0, cute::_0>, 2>>;
   using Epilogue = cutlass::epilogue::fusion::Sm90EVT<
       cutlass::epilogue::fusion::Sm90Compute<cutlass::multiplies, ElementOut, float, cutlass::FloatRoundStyle::round_to_nearest>,
       ScaleProduct, cutlass::epilogue::fusion::Sm90AccFetch>;
@@ -179,7 +206,9 @@ struct Sm90Fp8Gemm {
     // all legal in stream capture; nothing allocates or synchronizes.
     cutlass::Status st = gemm.initialize(args, ws.ptr, stream);
     FP8GEMM_REQUIRE(st == cutlass::Status::kSuccess, kCuda, "CUTLASS initialize failed: ", cutlassGetStatusString(st));
-    st = gemm.run(stream);
+    // PDL: the kernel may start while the previous one finishes; CUTLASS's producer warps wait
+    // (griddepcontrol.wait, compiled in by CUTLASS_ENABLE_GDC_FOR_SM90) before any load.
+    st = gemm.run(stream, /*cuda_adapter=*/nullptr, /*launch_with_pdl=*/true);
     if (st != cutlass::Status::kSuccess) {
       const cudaError_t err = cudaGetLastError();
       FP8GEMM_FAIL(kCuda, "CUTLASS launch failed: ", cutlassGetStatusString(st), " (", cudaGetErrorString(err), ")");
