@@ -31,9 +31,14 @@ constexpr TypeTriple kTypeTriples[] = {
 };
 constexpr int kTypeTriplesPerRow = sizeof(kTypeTriples) / sizeof(kTypeTriples[0]);
 
-constexpr bool variant_in_shard(int shard, int row_id, int triple, bool reduced_row, bool mixed_row) {
-  return (FP8GEMM_CUTLASS_FULL || reduced_row) && (triple < 2 || mixed_row) &&
-         (row_id * kTypeTriplesPerRow + triple) % FP8GEMM_CUTLASS_SHARD_COUNT == shard;
+// Stream-K rows all go to the last shard, built without GDC (see CMakeLists.txt); the others
+// spread over shards 0..COUNT-1.
+constexpr int kStreamKShard = FP8GEMM_CUTLASS_SHARD_COUNT;
+
+constexpr bool variant_in_shard(int shard, int row_id, int triple, bool reduced_row, bool mixed_row, bool stream_k) {
+  if (!(FP8GEMM_CUTLASS_FULL || reduced_row) || !(triple < 2 || mixed_row)) return false;
+  if (stream_k) return shard == kStreamKShard;
+  return (row_id * kTypeTriplesPerRow + triple) % FP8GEMM_CUTLASS_SHARD_COUNT == shard;
 }
 
 // Adds the kernel only when Build is true; the false case never names the kernel type, so
@@ -55,7 +60,7 @@ struct AddVariant<true, RowId, Triple, S, TM, TN, TK, CM, CN, CK, TS, Swap, Fast
 template <int Shard, int RowId, Schedule S, int TM, int TN, int TK, int CM, int CN, int CK, TileScheduler TS,
           bool Swap, bool Fast, bool Reduced, bool Mixed, int... Triples>
 void add_row(std::vector<KernelVariant>& out, std::integer_sequence<int, Triples...>) {
-  (AddVariant<variant_in_shard(Shard, RowId, Triples, Reduced, Mixed), RowId, Triples, S, TM, TN, TK, CM, CN, CK, TS,
+  (AddVariant<variant_in_shard(Shard, RowId, Triples, Reduced, Mixed, TS == TileScheduler::StreamK), RowId, Triples, S, TM, TN, TK, CM, CN, CK, TS,
               Swap, Fast>::add(out),
    ...);
 }

@@ -40,7 +40,7 @@ inline constexpr int kMaxDevices = 64;
 
 // The two-scale product, read by the consumer warps when they store a tile, after its
 // mainloop. CUTLASS's Sm90ScalarBroadcast reads a non-batched scalar when the epilogue is
-// constructed, at kernel start. Our kernels launch with PDL (programmatic dependent launch):
+// constructed, at kernel start. Our persistent kernels launch with PDL (programmatic dependent launch):
 // they may start before the previous kernel on the stream has finished, and only the producer
 // warps' griddepcontrol.wait (before their first load) makes its writes visible. A scale that
 // kernel writes (dynamic activation quantization) would then be read stale. Reading after the
@@ -89,6 +89,16 @@ struct Sm90Fp8Gemm {
 
   using TileShape = cute::Shape<cute::Int<TileM>, cute::Int<TileN>, cute::Int<TileK>>;
   using ClusterShape = cute::Shape<cute::Int<ClusterM>, cute::Int<ClusterN>, cute::Int<ClusterK>>;
+
+  // PDL needs the kernel's griddepcontrol.wait, compiled in by CUTLASS_ENABLE_GDC_FOR_SM90 (the
+  // generated shard files define it for every row but stream-K; CMakeLists.txt says why).
+  // Launching with PDL without it would let the kernel read before the previous one finished.
+#ifdef CUTLASS_ENABLE_GDC_FOR_SM90
+  static constexpr bool kPdl = true;
+#else
+  static constexpr bool kPdl = false;
+#endif
+  static_assert(kPdl == (TS != TileScheduler::StreamK), "stream-K kernels build without GDC, all others with it");
 
   // out = (a_scale * b_scale) * acc: the scalar broadcast reduces its two pointers by product,
   // read after the mainloop (ScaleReadAfterMainloop), so that PDL cannot make it stale.
@@ -207,8 +217,8 @@ struct Sm90Fp8Gemm {
     cutlass::Status st = gemm.initialize(args, ws.ptr, stream);
     FP8GEMM_REQUIRE(st == cutlass::Status::kSuccess, kCuda, "CUTLASS initialize failed: ", cutlassGetStatusString(st));
     // PDL: the kernel may start while the previous one finishes; CUTLASS's producer warps wait
-    // (griddepcontrol.wait, compiled in by CUTLASS_ENABLE_GDC_FOR_SM90) before any load.
-    st = gemm.run(stream, /*cuda_adapter=*/nullptr, /*launch_with_pdl=*/true);
+    // (griddepcontrol.wait) before any load.
+    st = gemm.run(stream, /*cuda_adapter=*/nullptr, /*launch_with_pdl=*/kPdl);
     if (st != cutlass::Status::kSuccess) {
       const cudaError_t err = cudaGetLastError();
       FP8GEMM_FAIL(kCuda, "CUTLASS launch failed: ", cutlassGetStatusString(st), " (", cudaGetErrorString(err), ")");
