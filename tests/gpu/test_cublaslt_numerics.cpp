@@ -68,5 +68,35 @@ TEST(CublasLtNumerics, TacticRebuiltFromItsNameAloneRunsTheSameKernel) {
   }
 }
 
+// A fitted tile ("128xM/2", listed where the heuristic cut a tile exactly to M) resolves to
+// another tile at every other M of the bucket; each must pass the reference there too.
+TEST(CublasLtNumerics, FittedTilesRunAtEveryMOfTheirBucket) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  Context& ctx = testing::test_context();
+  Backend* lt = ctx.backend("cublaslt");
+  Problem p;
+  p.m = 384, p.n = 1024, p.k = 1024;
+  int fitted = 0, runs = 0;
+  for (const Tactic& t : lt->tactics(p)) {
+    if (t.config.find("xM/") == std::string::npos) continue;
+    ++fitted;
+    for (int64_t m : {257, 300, 333, 384}) {
+      Problem q = p;
+      q.m = m;
+      const Verdict v = lt->can_implement(q, t);
+      if (!v.ok) {
+        std::printf("%s cannot run m=%lld: %s\n", t.name().c_str(), (long long)m, v.reason.c_str());
+        continue;
+      }
+      const CheckResult r = verify_tactic(ctx, q, t, uint64_t(m));
+      EXPECT_TRUE(r.ok) << q << " " << t << ": " << r.to_string();
+      ++runs;
+    }
+  }
+  std::printf("%d fitted tactics, %d runs\n", fitted, runs);
+  EXPECT_GT(fitted, 0) << "no tile of the heuristic's list at m=384 was cut to M";
+  EXPECT_GE(runs, 3 * fitted) << "fitted tiles should resolve at most M of their bucket";
+}
+
 }  // namespace
 }  // namespace fp8gemm

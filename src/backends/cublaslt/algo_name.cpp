@@ -1,5 +1,7 @@
 #include "backends/cublaslt/algo_name.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -58,15 +60,69 @@ void set_attr(cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t a
 bool AlgoConfig::operator==(const AlgoConfig& o) const {
   auto key = [](const AlgoConfig& c) {
     return std::tie(c.algo_id, c.tile, c.stages, c.splitk, c.reduction, c.swizzle, c.custom, c.inner,
-                    c.cluster, c.fast_accum);
+                    c.cluster, c.fast_accum, c.fit_rows, c.fit_parts);
   };
   return key(*this) == key(o);
 }
 
+int64_t fitted_height(int64_t m, uint32_t parts) {
+  const int64_t h = (std::max<int64_t>(m, 1) + parts - 1) / parts;
+  return (h + 7) / 8 * 8;
+}
+
+bool tile_enum(uint32_t rows, uint32_t cols, uint32_t& tile) {
+  const std::string name = std::to_string(rows) + "x" + std::to_string(cols);
+  for (const EnumName& e : kTileNames)
+    if (name == e.name) {
+      tile = e.value;
+      return true;
+    }
+  return false;
+}
+
+namespace {
+// "<rows>x<cols>" of a tile enum's name, or {0, 0}.
+std::pair<uint32_t, uint32_t> tile_dims(uint32_t tile) {
+  for (const EnumName& e : kTileNames)
+    if (e.value == tile) {
+      unsigned r = 0, c = 0;
+      char tail = 0;
+      if (std::sscanf(e.name, "%ux%u%c", &r, &c, &tail) == 2) return {r, c};
+    }
+  return {0, 0};
+}
+}  // namespace
+
+uint32_t tile_rows(uint32_t tile) { return tile_dims(tile).first; }
+uint32_t tile_cols(uint32_t tile) { return tile_dims(tile).second; }
+
+bool fit_to_m(const AlgoConfig& fixed, int64_t m, AlgoConfig& fitted) {
+  const auto [rows, cols] = tile_dims(fixed.tile);
+  if (fixed.fitted() || rows == 0 || cols == 0) return false;
+  const int64_t parts = (m + cols - 1) / cols;
+  if (parts < 1 || parts > int64_t(kMaxFitParts) || fitted_height(m, uint32_t(parts)) != int64_t(cols)) return false;
+  fitted = fixed;
+  fitted.tile = 0;
+  fitted.fit_rows = rows;
+  fitted.fit_parts = uint32_t(parts);
+  return true;
+}
+
+bool resolve_at_m(const AlgoConfig& c, int64_t m, uint32_t extra, AlgoConfig& fixed) {
+  fixed = c;
+  if (!c.fitted()) return extra == 0;
+  fixed.fit_rows = fixed.fit_parts = 0;
+  return tile_enum(c.fit_rows, uint32_t(fitted_height(m, c.fit_parts)) + extra, fixed.tile);
+}
+
 std::string format_config(const AlgoConfig& c) {
   std::ostringstream os;
-  os << "algo=" << c.algo_id << ",tile=" << enum_to_name(kTileNames, c.tile)
-     << ",stages=" << enum_to_name(kStagesNames, c.stages) << ",splitk=" << c.splitk
+  os << "algo=" << c.algo_id << ",tile=";
+  if (c.fitted())
+    os << c.fit_rows << "xM/" << c.fit_parts;
+  else
+    os << enum_to_name(kTileNames, c.tile);
+  os << ",stages=" << enum_to_name(kStagesNames, c.stages) << ",splitk=" << c.splitk
      << ",red=" << c.reduction << ",swizzle=" << c.swizzle << ",custom=" << c.custom
      << ",inner=" << c.inner << ",cluster=" << enum_to_name(kClusterNames, c.cluster)
      << ",fast_accum=" << (c.fast_accum ? 1 : 0);
@@ -93,7 +149,15 @@ AlgoConfig parse_config(std::string_view config) {
                   "': unexpected text after fast_accum");
   AlgoConfig c;
   c.algo_id = int32_t(parse_uint("algo", values[0]));
-  c.tile = name_to_enum(kTileNames, "tile", values[1]);
+  if (const size_t fit = values[1].find("xM/"); fit != std::string_view::npos) {
+    c.fit_rows = uint32_t(parse_uint("tile rows", values[1].substr(0, fit)));
+    c.fit_parts = uint32_t(parse_uint("tile parts", values[1].substr(fit + 3)));
+    FP8GEMM_REQUIRE(c.fit_rows > 0 && c.fit_parts >= 1 && c.fit_parts <= kMaxFitParts, kInvalidArgument,
+                    "cublaslt tactic: a fitted tile is <rows>xM/<parts> with rows > 0 and parts 1..", kMaxFitParts,
+                    ", got '", values[1], "'");
+  } else {
+    c.tile = name_to_enum(kTileNames, "tile", values[1]);
+  }
   c.stages = name_to_enum(kStagesNames, "stages", values[2]);
   c.splitk = int32_t(parse_uint("splitk", values[3]));
   FP8GEMM_REQUIRE(c.splitk >= 1, kInvalidArgument, "cublaslt tactic: splitk must be >= 1");

@@ -117,17 +117,28 @@ class CublasLtBackend final : public Backend {
     }
     std::vector<Tactic> out;
     std::set<std::string> seen;
-    auto add = [&](const cublasLtMatmulAlgo_t& algo, bool fast_accum) {
-      const AlgoConfig c = cublaslt::read_config(algo, fast_accum);
+    auto add_config = [&](const AlgoConfig& c) {
       std::string config = cublaslt::format_config(c);
       if (!seen.insert(config).second) return;
       // Re-check through the name: a tactic is only offered if its name alone rebuilds it.
       const CheckedAlgo& checked = checked_algo(p, config);
       if (checked.verdict.ok) out.push_back(Tactic{"cublaslt", config});
     };
+    // A tile cut exactly to this M is listed in its fitted form ("128xM/2"): the same kernel
+    // here, and across the M bucket it keeps the number of M tiles instead of the height, as
+    // the heuristic itself does (H200: the best tile at M=300 was 128x152, at 384 128x192).
+    // The heuristic's first (the default) is listed as it is too.
+    auto add = [&](const cublasLtMatmulAlgo_t& algo, bool fast_accum, bool keep_fixed = false) {
+      const AlgoConfig c = cublaslt::read_config(algo, fast_accum);
+      AlgoConfig fitted;
+      const bool fits = cublaslt::fit_to_m(c, p.m, fitted);
+      if (!fits || keep_fixed) add_config(c);
+      if (fits) add_config(fitted);
+    };
     for (bool fast_accum : {true, false}) {
       const int count = fast_accum ? kHeuristicCount : kHeuristicCount / 2;
-      for (const auto& r : heuristics(p, fast_accum, count, max_workspace_)) add(r.algo, fast_accum);
+      const auto results = heuristics(p, fast_accum, count, max_workspace_);
+      for (size_t i = 0; i < results.size(); ++i) add(results[i].algo, fast_accum, fast_accum && i == 0);
     }
     // The heuristic ranks by its own model, which depends on the workspace it may use: with our
     // 32 MiB split-K variants rank first, and some non-split kernels fall off its short list
@@ -267,6 +278,35 @@ class CublasLtBackend final : public Backend {
     return out;
   }
 
+  // Builds the algorithm of a fixed config and asks cuBLASLt whether it can run `p`.
+  CheckedAlgo check(const Problem& p, const AlgoConfig& config) {
+    CheckedAlgo c;
+    c.config = config;
+    if (cublasLtMatmulAlgoInit(handle_, CUBLAS_COMPUTE_32F, CUDA_R_32F, cuda_type(p.b_type), cuda_type(p.a_type),
+                               cuda_type(p.out_type), cuda_type(p.out_type), c.config.algo_id,
+                               &c.algo) != CUBLAS_STATUS_SUCCESS) {
+      c.verdict = Verdict::no("cuBLASLt has no algorithm " + std::to_string(c.config.algo_id) + " for these types");
+      return c;
+    }
+    try {
+      cublaslt::write_config(c.algo, c.config);
+      Descriptors d(p, c.config.fast_accum, query_scales_, query_scales_ + 1);
+      cublasLtMatmulHeuristicResult_t result{};
+      cublasStatus_t st = cublasLtMatmulAlgoCheck(handle_, &d.op, &d.a, &d.b, &d.d, &d.d, &c.algo, &result);
+      if (st != CUBLAS_STATUS_SUCCESS) {
+        c.verdict = Verdict::no(std::string("cublasLtMatmulAlgoCheck: ") + cublasLtGetStatusName(st));
+      } else if (result.workspaceSize > max_workspace_) {
+        c.verdict = Verdict::no("needs " + std::to_string(result.workspaceSize) +
+                                " bytes of workspace, more than the context's " + std::to_string(max_workspace_));
+      } else {
+        c.workspace = result.workspaceSize;
+      }
+    } catch (const Error& e) {
+      c.verdict = Verdict::no(e.what());
+    }
+    return c;
+  }
+
   // Rebuilds the algorithm from its name alone and checks it against `p`; memoized.
   const CheckedAlgo& checked_algo(const Problem& p, const std::string& config) {
     {
@@ -278,29 +318,19 @@ class CublasLtBackend final : public Backend {
         if (it != by_name->second.end()) return it->second;
       }
     }
+    const AlgoConfig named = cublaslt::parse_config(config);  // throws on a malformed name
     CheckedAlgo c;
-    c.config = cublaslt::parse_config(config);  // throws on a malformed name
-    if (cublasLtMatmulAlgoInit(handle_, CUBLAS_COMPUTE_32F, CUDA_R_32F, cuda_type(p.b_type), cuda_type(p.a_type),
-                               cuda_type(p.out_type), cuda_type(p.out_type), c.config.algo_id,
-                               &c.algo) != CUBLAS_STATUS_SUCCESS) {
-      c.verdict = Verdict::no("cuBLASLt has no algorithm " + std::to_string(c.config.algo_id) + " for these types");
-    } else {
-      try {
-        cublaslt::write_config(c.algo, c.config);
-        Descriptors d(p, c.config.fast_accum, query_scales_, query_scales_ + 1);
-        cublasLtMatmulHeuristicResult_t result{};
-        cublasStatus_t st = cublasLtMatmulAlgoCheck(handle_, &d.op, &d.a, &d.b, &d.d, &d.d, &c.algo, &result);
-        if (st != CUBLAS_STATUS_SUCCESS) {
-          c.verdict = Verdict::no(std::string("cublasLtMatmulAlgoCheck: ") + cublasLtGetStatusName(st));
-        } else if (result.workspaceSize > max_workspace_) {
-          c.verdict = Verdict::no("needs " + std::to_string(result.workspaceSize) +
-                                  " bytes of workspace, more than the context's " + std::to_string(max_workspace_));
-        } else {
-          c.workspace = result.workspaceSize;
-        }
-      } catch (const Error& e) {
-        c.verdict = Verdict::no(e.what());
+    // A fitted tile resolves to the height fitted to p.m; where cuBLASLt lacks that tile or
+    // rejects it, the next heights up (+8, +16, +24) are tried, in that order.
+    for (uint32_t extra = 0; extra <= (named.fitted() ? 24u : 0u); extra += 8) {
+      AlgoConfig fixed;
+      if (!cublaslt::resolve_at_m(named, p.m, extra, fixed)) {
+        c.verdict = Verdict::no("cuBLASLt has no " + std::to_string(named.fit_rows) + "x" +
+                                std::to_string(cublaslt::fitted_height(p.m, named.fit_parts) + extra) + " tile");
+        continue;
       }
+      c = check(p, fixed);
+      if (c.verdict.ok) break;
     }
     std::unique_lock lock(mutex_);
     return algo_memo_[config].emplace(p, c).first->second;
