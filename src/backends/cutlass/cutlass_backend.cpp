@@ -33,13 +33,25 @@ class CutlassBackend final : public Backend {
     return Verdict::yes();
   }
 
+  // In preference order for p.m (the tuner's short round takes each backend's first tactics
+  // when a key's time budget is tight): vLLM's choice for this M, then the kernels of its
+  // orientation (swapped A/B for m <= 64, unswapped above), then the rest, in configs.def order.
   std::vector<Tactic> tactics(const Problem& p) override {
     std::vector<Tactic> out;
-    for (const ConfigRow& row : config_table()) {
-      if (!row_is_built(row)) continue;
-      Tactic t{"cutlass", row.config.name()};
-      if (can_implement(p, t)) out.push_back(std::move(t));
+    std::optional<Tactic> first;
+    try {
+      first = default_tactic(p);
+    } catch (const Error&) {
+      // nothing fits: the loop below finds nothing either
     }
+    if (first) out.push_back(*first);
+    const bool want_swap = p.m <= 64;
+    for (bool preferred : {true, false})
+      for (const ConfigRow& row : config_table()) {
+        if (!row_is_built(row) || (row.config.swap_ab == want_swap) != preferred) continue;
+        Tactic t{"cutlass", row.config.name()};
+        if ((!first || t.config != first->config) && can_implement(p, t)) out.push_back(std::move(t));
+      }
     return out;
   }
 
@@ -68,8 +80,10 @@ class CutlassBackend final : public Backend {
                               : p.m <= 2048 ? try_list(kUpTo2048)
                                             : try_list(kLarge);
     if (t) return *t;
-    const std::vector<Tactic> all = tactics(p);
-    if (!all.empty()) return all.front();
+    for (const ConfigRow& row : config_table()) {  // not tactics(p): that starts from this function
+      Tactic any{"cutlass", row.config.name()};
+      if (row_is_built(row) && can_implement(p, any)) return any;
+    }
     // Nothing fits: say why, from the first built config (the reasons are mostly the same).
     std::string why = "no CUTLASS kernel can run " + p.to_string();
     for (const ConfigRow& row : config_table()) {
