@@ -321,10 +321,12 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
     if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   };
   if (cc == 90) {
-    // v3: 64- and 128-row blocks, rings as deep as 1, 2 or 3 blocks per SM allow, split-K to
+    // v3: 64- and 128-row blocks, rings as deep as 1, 2, 3 or 4 blocks per SM allow, split-K to
     // about one block per SM or to every block slot, PDL on; a few PDL-off and L2-prefetch ones.
+    // (4 blocks per SM: the first v4 measurement had llama8b.o fastest with the ring that leaves
+    // the most room to the next kernel's blocks.)
     for (int rows : {64, 128})
-      for (int occ : {1, 2, 3}) {
+      for (int occ : {1, 2, 3, 4}) {
         const int stages = wgmma_stages_for(p, rows, occ);
         if (stages == 0) continue;
         for (int64_t target : {int64_t(sm_count), int64_t(sm_count) * 2, int64_t(sm_count) * occ})
