@@ -209,13 +209,15 @@ TEST(SmallMConfig, DefaultFillsTheSmsAndCandidatesAreImplementable) {
     for (int64_t m : {1, 2, 4, 8, 16, 24, 32}) {
       const Problem p = problem(m, s[0], s[1]);
       const Config c = default_config(p, sms, 90);
-      // sm_90 defaults to v3 except for short K (measured: v2 wins at k <= 1024).
-      EXPECT_EQ(c.wgmma, p.k > 1024) << p << " " << c.to_string();
+      // sm_90 defaults to v3; persistent without split-K for short K (measured at k = 1024).
+      EXPECT_TRUE(c.wgmma) << p << " " << c.to_string();
+      EXPECT_EQ(c.persist > 0, p.k <= 1024) << p << " " << c.to_string();
       EXPECT_TRUE(can_implement(p, c, 90)) << p << " " << c.to_string();
       if (c.wgmma) {
         // v3: at least one block per SM (split-K), unless K is too short to split further.
         const int64_t blocks = (p.n + c.rows - 1) / c.rows * c.splitk;
-        if (c.splitk < std::min<int64_t>(kMaxSplitK, p.k / kWgmmaKBlock / 4))
+        // (The persistent grid is persist x SMs by construction, capped by the units.)
+        if (c.persist == 0 && c.splitk < std::min<int64_t>(kMaxSplitK, p.k / kWgmmaKBlock / 4))
           EXPECT_GE(blocks, sms) << p << " " << c.to_string() << ": too few blocks to fill the SMs";
         // Two blocks share an SM: the ring takes at most half of its 228 KB.
         EXPECT_LE(shared_bytes(p, c), 114u * 1024) << p << " " << c.to_string();

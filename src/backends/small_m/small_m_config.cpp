@@ -301,6 +301,12 @@ Config default_config(const Problem& p, int sm_count, int cc) {
       const Config v3 = v3_default_config(p, sm_count);
       if (can_implement(p, v3, cc)) return v3;
     } else {
+      // k <= 1024: the persistent kernel with 64-row tiles and no split (llama70b_tp8.o,
+      // docs/perf/small_m.md Version 4: 2.9-3.8 us at M = 1..32 against 3.7-3.9 for v2).
+      if (const int st = wgmma_persist_stages(p, 64, 1, 2); st > 0) {
+        const Config v4 = wgmma_config(64, 1, st, true, 0, 1);
+        if (can_implement(p, v4, cc)) return v4;
+      }
       c.rows = p.m <= 8 ? 16 : 32;
       c.stages = 1;
       c.warps = 8;
@@ -338,13 +344,23 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
     }
     // Persistent v3: 1 or 2 blocks per SM with a ring that leaves one block's room for the next
     // kernel (PDL: its blocks become resident and stream their first weights while this one
-    // finishes); the two splits that keep the most block slots busy.
+    // finishes). Measured on the H200 (docs/perf/small_m.md, Version 4): without split-K it won
+    // llama70b.gate_up and llama70b_tp8.o; with split-K it is 1.5-2.5x slower as soon as a
+    // cluster walks more than one unit (not understood), so split-K only where one round of
+    // clusters covers every unit, and only at 1 block per SM (2 never won with split-K).
     for (int rows : {64, 128})
       for (int persist : {1, 2}) {
+        const int64_t units = (p.n + rows - 1) / rows * p.batch;
         const std::vector<int> splits = wgmma_persist_splits(p, rows, persist, sm_count);
-        for (size_t i = 0; i < std::min<size_t>(2, splits.size()); ++i)
-          if (const int st = wgmma_persist_stages(p, rows, splits[i], persist + 1); st > 0)
-            add(wgmma_config(rows, splits[i], st, true, 0, persist));
+        int added = 0;
+        for (int sk : splits) {
+          if (added == 2) break;
+          if (sk > 1 && (persist > 1 || int64_t(persist) * sm_count / sk < units)) continue;
+          if (const int st = wgmma_persist_stages(p, rows, sk, persist + 1); st > 0) {
+            add(wgmma_config(rows, sk, st, true, 0, persist));
+            ++added;
+          }
+        }
       }
     if (p.n * p.k * p.batch <= (int64_t(40) << 20)) {  // small weights: the whole slice fits L2
       if (const int st = wgmma_stages_for(p, 128, 3); st > 0)
