@@ -28,6 +28,11 @@ std::vector<Config> all_existing_configs() {
             const Config c = wgmma_config(rows, splitk, stages, pdl, l2pf);
             EXPECT_TRUE(config_exists(c)) << c.to_string();
             out.push_back(c);
+            for (int persist = 1; persist <= kWgmmaMaxPersist && l2pf == 0; ++persist) {
+              const Config cp = wgmma_config(rows, splitk, stages, pdl, 0, persist);
+              EXPECT_TRUE(config_exists(cp)) << cp.to_string();
+              out.push_back(cp);
+            }
           }
   return out;
 }
@@ -54,6 +59,9 @@ TEST(SmallMConfig, EveryConfigRoundTripsThroughItsName) {
   // v3 names and the v2 names the built-in default table uses.
   EXPECT_EQ(wgmma_config(64, 2, 8, true).to_string(), "wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1");
   EXPECT_EQ(wgmma_config(64, 2, 8, false, 16).to_string(), "wgmma,rows=64,splitk=2,stages=8,l2pf=16,pdl=0");
+  EXPECT_EQ(wgmma_config(128, 4, 6, true, 0, 1).to_string(), "wgmma,rows=128,splitk=4,stages=6,l2pf=0,pdl=1,persist=1");
+  EXPECT_EQ(parse_config("wgmma,rows=64,splitk=2,stages=11,l2pf=0,pdl=1,persist=2").persist, 2);
+  EXPECT_EQ(parse_config("wgmma,rows=64,splitk=2,stages=11,l2pf=0,pdl=1").persist, 0);
   EXPECT_EQ(parse_config("wgmma,rows=128,splitk=1,stages=4,l2pf=0,pdl=0"), wgmma_config(128, 1, 4, false));
   EXPECT_TRUE(parse_config("wgmma,rows=64,splitk=1,stages=4,l2pf=1,pdl=0").wgmma);
   EXPECT_EQ(parse_config("wgmma,rows=64,splitk=1,stages=4,l2pf=64,pdl=0").l2pf, 64);
@@ -82,7 +90,17 @@ TEST(SmallMConfig, RejectsGarbageAndNonCanonicalNames) {
                           "wgmma,rows=64,splitk=1,stages=17,l2pf=0,pdl=0", "wgmma,rows=064,splitk=1,stages=8,l2pf=0,pdl=0",
                           "wgmma,rows=64,splitk=9,stages=8,l2pf=0,pdl=0", "wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,",
                           "wgmma,wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=0", "rows=64,splitk=1,stages=8,l2pf=0,pdl=0,wgmma",
-                          "wgmma,splitk=1,rows=64,stages=8,l2pf=0,pdl=0", "rows=16,splitk=1,warps=8,stages=2,l2pf=1,pdl=0"}) {
+                          "wgmma,splitk=1,rows=64,stages=8,l2pf=0,pdl=0", "rows=16,splitk=1,warps=8,stages=2,l2pf=1,pdl=0",
+                          // persist: only after pdl, 1..4, with l2pf=0, only in wgmma names, canonical
+                          "wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,persist=0",
+                          "wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,persist=5",
+                          "wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,persist=01",
+                          "wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,persist=",
+                          "wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,persist=1,",
+                          "wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,persist=1,persist=1",
+                          "wgmma,rows=64,splitk=1,stages=8,l2pf=8,pdl=1,persist=1",
+                          "wgmma,rows=64,splitk=1,stages=8,l2pf=0,persist=1,pdl=1",
+                          "rows=16,splitk=1,warps=8,stages=2,pdl=1,persist=1"}) {
     try {
       parse_config(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
@@ -143,6 +161,10 @@ TEST(SmallMConfig, WgmmaCanImplementStatesTheLimits) {
   EXPECT_NE(big.reason.find("shared memory"), std::string::npos) << big.reason;
   EXPECT_TRUE(can_implement(problem(8, 4096, 4096), wgmma_config(128, 1, 12, false), 90));
   EXPECT_EQ(shared_bytes(problem(8, 4096, 4096), wgmma_config(128, 1, 12, false)), size_t(12 * (128 + 8) * 128 + 1024));
+  // Persistent split-K adds the receive buffer: [splitk][NP/2][ceil(2 rows / splitk)] floats.
+  EXPECT_EQ(shared_bytes(problem(9, 4096, 4096), wgmma_config(64, 3, 6, true, 0, 1)),
+            size_t(6 * (64 + 16) * 128 + 1024 + 3 * 8 * 43 * 4));
+  EXPECT_EQ(shared_bytes(problem(9, 4096, 4096), wgmma_config(64, 1, 6, true, 0, 1)), size_t(6 * (64 + 16) * 128 + 1024));
   Problem e5 = problem(8, 4096, 4096);
   e5.a_type = e5.b_type = DType::kE5M2;
   EXPECT_FALSE(can_implement(e5, c, 90));
@@ -165,6 +187,14 @@ TEST(SmallMConfig, WgmmaCandidatesOnlyOnSm90) {
   bool split = false;
   for (const Config& c : candidate_configs(p, 132, 90)) split |= c.wgmma && c.splitk > 1;
   EXPECT_TRUE(split);
+  // Persistent candidates leave one block's room per SM for the next kernel.
+  int persist = 0;
+  for (const Config& c : candidate_configs(p, 132, 90))
+    if (c.persist > 0) {
+      ++persist;
+      EXPECT_LE(shared_bytes(p, c) * size_t(c.persist + 1), size_t(228 * 1024 - (c.persist + 1) * 1536)) << c.to_string();
+    }
+  EXPECT_GE(persist, 2);
 }
 
 TEST(SmallMConfig, DefaultFillsTheSmsAndCandidatesAreImplementable) {
@@ -179,13 +209,15 @@ TEST(SmallMConfig, DefaultFillsTheSmsAndCandidatesAreImplementable) {
     for (int64_t m : {1, 2, 4, 8, 16, 24, 32}) {
       const Problem p = problem(m, s[0], s[1]);
       const Config c = default_config(p, sms, 90);
-      // sm_90 defaults to v3 except for short K (measured: v2 wins at k <= 1024).
-      EXPECT_EQ(c.wgmma, p.k > 1024) << p << " " << c.to_string();
+      // sm_90 defaults to v3; persistent without split-K for short K (measured at k = 1024).
+      EXPECT_TRUE(c.wgmma) << p << " " << c.to_string();
+      EXPECT_EQ(c.persist > 0, p.k <= 1024) << p << " " << c.to_string();
       EXPECT_TRUE(can_implement(p, c, 90)) << p << " " << c.to_string();
       if (c.wgmma) {
         // v3: at least one block per SM (split-K), unless K is too short to split further.
         const int64_t blocks = (p.n + c.rows - 1) / c.rows * c.splitk;
-        if (c.splitk < std::min<int64_t>(kMaxSplitK, p.k / kWgmmaKBlock / 4))
+        // (The persistent grid is persist x SMs by construction, capped by the units.)
+        if (c.persist == 0 && c.splitk < std::min<int64_t>(kMaxSplitK, p.k / kWgmmaKBlock / 4))
           EXPECT_GE(blocks, sms) << p << " " << c.to_string() << ": too few blocks to fill the SMs";
         // Two blocks share an SM: the ring takes at most half of its 228 KB.
         EXPECT_LE(shared_bytes(p, c), 114u * 1024) << p << " " << c.to_string();

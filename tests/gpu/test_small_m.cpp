@@ -156,6 +156,42 @@ TEST(SmallM, WgmmaEveryInstantiationAndSplit) {
   EXPECT_EQ(ran, 42);
 }
 
+// Persistent v3 (persist=P): more units (row tile, batch) than clusters, so every cluster loops;
+// rings shallower than a unit's K (they cross unit boundaries) and deeper (they hold several
+// units); splits whose last ranks get no K at all (9 K blocks over 8); PDL on and off.
+TEST(SmallM, WgmmaPersistentLoopsAndSplits) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
+  Backend& be = small_m_backend();
+  struct Case {
+    int rows, splitk, stages, persist;
+    bool pdl;
+  };
+  const Case cases[] = {{64, 1, 4, 1, true},  {64, 2, 16, 1, false}, {64, 8, 8, 2, true}, {128, 3, 6, 1, true},
+                        {128, 5, 2, 2, false}, {128, 8, 12, 1, true}, {64, 4, 3, 4, true}};
+  uint64_t seed = 7000;
+  int ran = 0;
+  for (int64_t m : {1, 8, 9, 16, 23, 32}) {
+    const Problem p = make(3, m, 4080, 1040);  // 64 (rows 64) or 32 (rows 128) tiles per batch; 8 K blocks + 16 bytes
+    VerifyCase vc(p, seed++);
+    for (const Case& k : cases) {
+      small_m::Config c = small_m::wgmma_config(k.rows, k.splitk, k.stages, k.pdl, 0, k.persist);
+      while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
+      const Tactic t{"small_m", c.to_string()};
+      const Verdict v = be.can_implement(p, t);
+      if (!v) {
+        ADD_FAILURE() << t.name() << ": " << v.reason;
+        continue;
+      }
+      SCOPED_TRACE(p.to_string() + " " + t.name());
+      const CheckResult r = vc.run(testing::test_context(), t);
+      EXPECT_TRUE(r.ok) << r.to_string();
+      ++ran;
+    }
+  }
+  EXPECT_EQ(ran, 42);
+}
+
 // v3 on larger and odd shapes: K up to 32768, K < 128, n = 16, batch 3, every dtype pair.
 TEST(SmallM, WgmmaShapesAndDtypes) {
   FP8GEMM_SKIP_WITHOUT_GPU();
@@ -285,6 +321,8 @@ TEST(SmallM, SplitKIsDeterministic) {
   std::vector<std::string> names{"rows=32,splitk=8,warps=8,stages=2,pdl=1"};
   if (testing::test_context().device().compute_capability() == 90)
     names.push_back(small_m::wgmma_config(64, 8, 4, true).to_string());
+  if (testing::test_context().device().compute_capability() == 90)
+    names.push_back(small_m::wgmma_config(64, 5, 6, true, 0, 1).to_string());
   for (const std::string& name : names) {
     const Tactic t{"small_m", name};
     const CheckResult a = verify_tactic(testing::test_context(), p, t, 77);

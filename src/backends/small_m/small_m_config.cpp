@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <sstream>
 
 #include "core/cuda_check.h"
@@ -13,6 +14,7 @@ std::string Config::to_string() const {
   if (wgmma) {
     os << "wgmma,rows=" << rows << ",splitk=" << splitk << ",stages=" << stages << ",l2pf=" << l2pf
        << ",pdl=" << (pdl ? 1 : 0);
+    if (persist > 0) os << ",persist=" << persist;
     return os.str();
   }
   os << "rows=" << rows << ",splitk=" << splitk << ",warps=" << warps << ",stages=" << stages
@@ -26,10 +28,11 @@ namespace {
 int take_field(std::string_view& text, std::string_view key, bool last, std::string_view whole, bool v3) {
   const auto fail = [&](const char* why) {
     FP8GEMM_FAIL(kInvalidArgument, "small_m tactic '", whole, "': ", why, " (expected ",
-                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1)" : "rows=R,splitk=S,warps=W,stages=P,pdl=0|1)");
+                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1[,persist=B])"
+                    : "rows=R,splitk=S,warps=W,stages=P,pdl=0|1)");
   };
   if (text.substr(0, key.size()) != key || text.size() <= key.size() || text[key.size()] != '=')
-    fail(v3 ? "fields must be wgmma, rows, splitk, stages, l2pf, pdl in this order"
+    fail(v3 ? "fields must be wgmma, rows, splitk, stages, l2pf, pdl[, persist] in this order"
             : "fields must be rows, splitk, warps, stages, pdl in this order");
   text.remove_prefix(key.size() + 1);
   int value = 0;
@@ -61,7 +64,16 @@ Config parse_config(std::string_view text) {
   if (v3) {
     c.l2pf = take_field(rest, "l2pf", false, text, v3);
   }
+  // v3 names may end with ",persist=P"; pdl is then not the last field.
+  constexpr std::string_view kPersist = ",persist=";
+  const size_t persist_at = v3 ? rest.find(kPersist) : std::string_view::npos;
+  std::string_view persist_field;
+  if (persist_at != std::string_view::npos) {
+    persist_field = rest.substr(persist_at + 1);
+    rest = rest.substr(0, persist_at);
+  }
   const int pdl = take_field(rest, "pdl", true, text, v3);
+  if (!persist_field.empty()) c.persist = take_field(persist_field, "persist", true, text, v3);
   FP8GEMM_REQUIRE(pdl == 0 || pdl == 1, kInvalidArgument, "small_m tactic '", text, "': pdl must be 0 or 1");
   c.pdl = pdl == 1;
   const Verdict v = config_exists(c);
@@ -80,6 +92,8 @@ Verdict wgmma_config_exists(const Config& c) {
   if (c.stages < kWgmmaMinStages || c.stages > kWgmmaMaxStages) return Verdict::no("wgmma stages must be in 2..16");
   if (c.splitk < 1 || c.splitk > kMaxSplitK) return Verdict::no("splitk must be in 1..8 (cluster size)");
   if (c.l2pf < 0 || c.l2pf > kWgmmaMaxL2Prefetch) return Verdict::no("l2pf must be in 0..64 (K blocks)");
+  if (c.persist < 0 || c.persist > kWgmmaMaxPersist) return Verdict::no("persist must be in 0..4 (blocks per SM)");
+  if (c.persist > 0 && c.l2pf != 0) return Verdict::no("persistent wgmma tactics have l2pf=0");
   return Verdict::yes();
 }
 
@@ -105,16 +119,27 @@ Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
   if (p.alignment < 16) return Verdict::no("A, B and out must be 16-byte aligned (TMA global addresses)");
   const int64_t kblocks = (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock;
   if (c.splitk > kblocks) return Verdict::no("splitk must be <= ceil(k/128): every split needs K to read");
+  if (c.persist > 0 && (p.n + c.rows - 1) / c.rows * p.batch > int64_t(INT32_MAX))
+    return Verdict::no("persistent: ceil(n/rows) * batch must fit a 32-bit int");
   if (shared_bytes(p, c) > kWgmmaMaxSharedBytes)
-    return Verdict::no("stages * (rows + 8 * ceil(m/8)) * 128 bytes must fit 220 KB of shared memory");
+    return Verdict::no("stages * (rows + 8 * ceil(m/8)) * 128 bytes (plus the split-K buffer when persistent) must "
+                       "fit 220 KB of shared memory");
   return Verdict::yes();
 }
 
 }  // namespace
 
+size_t wgmma_reduce_bytes(const Problem& p, const Config& c) {
+  if (!c.wgmma || c.persist == 0 || c.splitk <= 1) return 0;
+  const size_t consumers = size_t(c.rows) * 2;
+  const size_t own = (consumers + size_t(c.splitk) - 1) / size_t(c.splitk);
+  return size_t(c.splitk) * size_t(wgmma_n(p.m) / 2) * own * sizeof(float);
+}
+
 Verdict config_exists(const Config& c) {
   if (c.wgmma) return wgmma_config_exists(c);
   if (c.l2pf != 0) return Verdict::no("l2pf is a wgmma (v3) field");
+  if (c.persist != 0) return Verdict::no("persist is a wgmma (v3) field");
   if (c.rows != 16 && c.rows != 32 && c.rows != 64) return Verdict::no("rows must be 16, 32 or 64");
   if (c.stages != 1 && c.stages != 2 && c.stages != 4) return Verdict::no("stages must be 1, 2 or 4");
   // Two batches of rows/16 * stages * 32 weight bytes per lane are in flight; beyond 128 the
@@ -128,7 +153,7 @@ Verdict config_exists(const Config& c) {
 
 size_t shared_bytes(const Problem& p, const Config& c) {
   // v3: the ring plus 1 KB to align it to 1024 bytes (128-byte swizzle atoms).
-  if (c.wgmma) return size_t(c.stages) * wgmma_stage_bytes(p, c) + 1024;
+  if (c.wgmma) return size_t(c.stages) * wgmma_stage_bytes(p, c) + 1024 + wgmma_reduce_bytes(p, c);
   // Per thread R*MT*4 fp32 accumulators; one slab per warp, plus the block's partial sum that
   // the other blocks of the cluster read when K is split.
   const size_t per_slab = size_t(c.row_tiles()) * m_tiles(p.m) * 4 * 32 * sizeof(float);
@@ -197,6 +222,40 @@ int wgmma_stages_for(const Problem& p, int rows, int occ) {
   return st >= 4 ? int(st) : 0;
 }
 
+// v3 persistent: the deepest ring with which `occ` blocks fit one SM next to each other, the
+// split-K receive buffer included (as wgmma_stages_for); 0 if < 4.
+int wgmma_persist_stages(const Problem& p, int rows, int splitk, int occ) {
+  const Config probe = wgmma_config(rows, splitk, 2, true, 0, 1);
+  // Per block: 1 KB reserved by the system, <= 512 bytes of static barriers, 1 KB of alignment.
+  const int64_t per_block = std::min<int64_t>(228 * 1024 / occ - 1024 - 512, int64_t(kWgmmaMaxSharedBytes)) - 1024 -
+                            int64_t(wgmma_reduce_bytes(p, probe));
+  const int64_t stage = int64_t(rows + wgmma_n(p.m)) * kWgmmaKBlock;
+  const int64_t st = std::min<int64_t>(kWgmmaMaxStages, per_block / stage);
+  return st >= 4 ? int(st) : 0;
+}
+
+// v3 persistent: the grid holds min(units, persist * SMs / splitk) clusters and each walks
+// units (row tile, batch) in steps of the grid; the fraction of the persist * SMs block slots
+// that do useful work over the rounds (1 = every slot busy until the end).
+double wgmma_persist_utilization(const Problem& p, int rows, int splitk, int persist, int sm_count) {
+  const int64_t units = (p.n + rows - 1) / rows * p.batch;
+  const int64_t grid = std::min<int64_t>(units, std::max<int64_t>(1, int64_t(persist) * sm_count / splitk));
+  const int64_t rounds = (units + grid - 1) / grid;
+  return double(units * splitk) / double(rounds * std::max<int64_t>(int64_t(persist) * sm_count, splitk));
+}
+
+// v3 persistent: the splits (1..8, >= 4 K blocks each) ordered by utilization, best first.
+std::vector<int> wgmma_persist_splits(const Problem& p, int rows, int persist, int sm_count) {
+  const int64_t kblocks = (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock;
+  std::vector<int> s;
+  for (int sk = 1; sk <= kMaxSplitK && (sk == 1 || sk * 4 <= kblocks); ++sk) s.push_back(sk);
+  std::stable_sort(s.begin(), s.end(), [&](int a, int b) {
+    return wgmma_persist_utilization(p, rows, a, persist, sm_count) >
+           wgmma_persist_utilization(p, rows, b, persist, sm_count) + 1e-9;
+  });
+  return s;
+}
+
 // The v2 rule (any architecture with FP8 conversion).
 Config v2_default_config(const Problem& p, int sm_count) {
   // Measured on the H200 (docs/perf/small_m.md, v2 bench over the DESIGN suite, m 1..32): at
@@ -242,6 +301,12 @@ Config default_config(const Problem& p, int sm_count, int cc) {
       const Config v3 = v3_default_config(p, sm_count);
       if (can_implement(p, v3, cc)) return v3;
     } else {
+      // k <= 1024: the persistent kernel with 64-row tiles and no split (llama70b_tp8.o,
+      // docs/perf/small_m.md Version 4: 2.9-3.8 us at M = 1..32 against 3.7-3.9 for v2).
+      if (const int st = wgmma_persist_stages(p, 64, 1, 2); st > 0) {
+        const Config v4 = wgmma_config(64, 1, st, true, 0, 1);
+        if (can_implement(p, v4, cc)) return v4;
+      }
       c.rows = p.m <= 8 ? 16 : 32;
       c.stages = 1;
       c.warps = 8;
@@ -262,10 +327,12 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
     if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   };
   if (cc == 90) {
-    // v3: 64- and 128-row blocks, rings as deep as 1, 2 or 3 blocks per SM allow, split-K to
+    // v3: 64- and 128-row blocks, rings as deep as 1, 2, 3 or 4 blocks per SM allow, split-K to
     // about one block per SM or to every block slot, PDL on; a few PDL-off and L2-prefetch ones.
+    // (4 blocks per SM: the first v4 measurement had llama8b.o fastest with the ring that leaves
+    // the most room to the next kernel's blocks.)
     for (int rows : {64, 128})
-      for (int occ : {1, 2, 3}) {
+      for (int occ : {1, 2, 3, 4}) {
         const int stages = wgmma_stages_for(p, rows, occ);
         if (stages == 0) continue;
         for (int64_t target : {int64_t(sm_count), int64_t(sm_count) * 2, int64_t(sm_count) * occ})
@@ -275,6 +342,26 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
       add(wgmma_config(64, wgmma_fill_splitk(p, 64, sm_count), st3, false, 0));
       add(wgmma_config(64, wgmma_fill_splitk(p, 64, int64_t(sm_count) * 3), st3, false, 0));
     }
+    // Persistent v3: 1 or 2 blocks per SM with a ring that leaves one block's room for the next
+    // kernel (PDL: its blocks become resident and stream their first weights while this one
+    // finishes). Measured on the H200 (docs/perf/small_m.md, Version 4): without split-K it won
+    // llama70b.gate_up and llama70b_tp8.o; with split-K it is 1.5-2.5x slower as soon as a
+    // cluster walks more than one unit (not understood), so split-K only where one round of
+    // clusters covers every unit, and only at 1 block per SM (2 never won with split-K).
+    for (int rows : {64, 128})
+      for (int persist : {1, 2}) {
+        const int64_t units = (p.n + rows - 1) / rows * p.batch;
+        const std::vector<int> splits = wgmma_persist_splits(p, rows, persist, sm_count);
+        int added = 0;
+        for (int sk : splits) {
+          if (added == 2) break;
+          if (sk > 1 && (persist > 1 || int64_t(persist) * sm_count / sk < units)) continue;
+          if (const int st = wgmma_persist_stages(p, rows, sk, persist + 1); st > 0) {
+            add(wgmma_config(rows, sk, st, true, 0, persist));
+            ++added;
+          }
+        }
+      }
     if (p.n * p.k * p.batch <= (int64_t(40) << 20)) {  // small weights: the whole slice fits L2
       if (const int st = wgmma_stages_for(p, 128, 3); st > 0)
         add(wgmma_config(128, wgmma_fill_splitk(p, 128, int64_t(sm_count) * 2), st, true, 64));

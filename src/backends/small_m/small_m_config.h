@@ -27,6 +27,8 @@ constexpr int kWgmmaMaxStages = 16;
 constexpr size_t kWgmmaMaxSharedBytes = 220 * 1024;
 // Largest L2 prefetch lookahead (K blocks beyond the ring).
 constexpr int kWgmmaMaxL2Prefetch = 64;
+// Largest persistent grid, in blocks per SM (v3 persist=P).
+constexpr int kWgmmaMaxPersist = 4;
 
 // Two kernel families share this struct:
 //  - v2 (mma.sync, portable): "rows=R,splitk=S,warps=W,stages=P,pdl=0|1"; rows = 16 x row tiles.
@@ -36,6 +38,11 @@ constexpr int kWgmmaMaxL2Prefetch = 64;
 //    beyond the ring (0..64; the first L are requested before waiting for the previous kernel).
 //    For v3, warps is not part of the name: it is always rows / 16 (the consumer warps; the
 //    block has one producer warp more).
+//  - v3 persistent: the v3 name followed by ",persist=P" (P = 1..4): the grid is P blocks per SM
+//    (clusters of splitk), each walking row tiles with its TMA ring running across tiles, so
+//    that the prologue is paid once and the ring never drains; split-K partial sums go through
+//    a separate buffer (the ring is busy). l2pf must be 0. persist=0 (plain v3) is not printed,
+//    so every earlier name keeps its spelling.
 struct Config {
   int rows = 32;    // weight rows (output columns n) per block: 16 x row tiles, shared by its warps
   int splitk = 1;   // blocks of one cluster that split K; reduced in fixed order through DSMEM
@@ -44,6 +51,7 @@ struct Config {
   bool pdl = false; // programmatic dependent launch: prefetch weights before waiting
   bool wgmma = false;  // v3 family (see above)
   int l2pf = 0;        // v3 only: K blocks of weights prefetched into L2 ahead of the ring
+  int persist = 0;     // v3 only: 0 = one block per (tile, split); P > 0 = P blocks per SM, looping
 
   int row_tiles() const { return rows / 16; }
   int warpgroups() const { return rows / 64; }  // v3 consumer warpgroups
@@ -51,13 +59,14 @@ struct Config {
   std::string to_string() const;
   bool operator==(const Config& o) const {
     return rows == o.rows && splitk == o.splitk && warps == o.warps && stages == o.stages && pdl == o.pdl &&
-           wgmma == o.wgmma && l2pf == o.l2pf;
+           wgmma == o.wgmma && l2pf == o.l2pf && persist == o.persist;
   }
 };
 
 // A v3 config with the derived field filled in.
-inline Config wgmma_config(int rows, int splitk, int stages, bool pdl, int l2pf = 0) {
+inline Config wgmma_config(int rows, int splitk, int stages, bool pdl, int l2pf = 0, int persist = 0) {
   Config c;
+  c.persist = persist;
   c.l2pf = l2pf;
   c.wgmma = true;
   c.rows = rows;
@@ -75,6 +84,11 @@ inline int wgmma_n(int64_t m) { return int((m + 7) / 8) * 8; }
 // exactly what to_string() prints for a configuration that exists (see config_exists).
 Config parse_config(std::string_view text);
 
+// Persistent v3 with split-K: each rank receives the partial sums of the consumer threads it
+// reduces (thread t goes to rank t % splitk) from every rank: [splitk][NP/2][ceil(rows*2/splitk)]
+// floats (rows * 2 = consumer threads). 0 when splitk == 1 or not persistent.
+size_t wgmma_reduce_bytes(const Problem& p, const Config& c);
+
 // Whether the kernel family has an instantiation for `c` (independent of the problem).
 Verdict config_exists(const Config& c);
 
@@ -85,7 +99,8 @@ inline int m_tiles(int64_t m) { return int((m + 7) / 8); }
 Verdict can_implement(const Problem& p, const Config& c, int cc);
 
 // Dynamic shared memory one block of `c` needs for `p` (v2: the fixed-order reductions; v3: the
-// TMA ring, 1024-byte aligned, which the split-K reduction reuses).
+// TMA ring, 1024-byte aligned, which the split-K reduction reuses; persistent v3: the ring plus
+// the split-K receive buffer, see wgmma_reduce_bytes).
 size_t shared_bytes(const Problem& p, const Config& c);
 
 // The rule used on a cache miss: fills the SMs from (m, n, k, sm_count). Throws

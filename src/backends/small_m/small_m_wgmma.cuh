@@ -17,6 +17,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <type_traits>
@@ -39,6 +40,8 @@ struct Params {
   int stages;
   int out_fp16;
   int l2pf;  // L2 prefetch lookahead in K blocks beyond the ring
+  int tiles;  // persistent kernel: row tiles per batch (ceil(n / rows))
+  int units;  // persistent kernel: tiles * batch
 };
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -317,25 +320,46 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
 #endif
 }
 
+}  // namespace v3
+}  // namespace fp8gemm::small_m
+
+#include "backends/small_m/small_m_wgmma_persist.cuh"
+
+namespace fp8gemm::small_m {
+namespace v3 {
+
 // Host side (small_m_tma.cpp): 3-D tensor map {k, rows, batch} of a K-major FP8 tensor with a
 // {128, box_rows, 1} box and the 128-byte swizzle. Throws Error(kCuda) when encoding fails.
 void encode_kmajor_map(CUtensorMap* map, const void* base, int64_t k, int64_t rows, int64_t batch, int box_rows);
+
+// Multiprocessors of device `dev`, read once per device (the launch path must not query it per call).
+inline int sm_count(int dev) {
+  static std::atomic<int> cached[64] = {};
+  std::atomic<int>& slot = cached[dev & 63];
+  int n = slot.load(std::memory_order_relaxed);
+  if (n == 0) {
+    FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    slot.store(n, std::memory_order_relaxed);
+  }
+  return n;
+}
 
 template <class WT, class AT, int W, int NP>
 void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   const Problem& pr = l.problem;
   const Config& c = l.config;
-  auto kernel = small_m_wgmma_kernel<WT, AT, W, NP>;
+  auto kernel = c.persist > 0 ? small_m_wgmma_persistent_kernel<WT, AT, W, NP> : small_m_wgmma_kernel<WT, AT, W, NP>;
   const size_t smem = shared_bytes(pr, c);
   // Raise the dynamic shared-memory limit once per device (to the most any config may ask).
-  static std::atomic<uint64_t> raised{0};
+  static std::atomic<uint64_t> raised{0}, raised_persist{0};
   int dev = 0;
   FP8GEMM_CUDA_CHECK(cudaGetDevice(&dev));
   const uint64_t bit = uint64_t(1) << (dev & 63);
-  if (!(raised.load(std::memory_order_acquire) & bit)) {
+  std::atomic<uint64_t>& flag = c.persist > 0 ? raised_persist : raised;
+  if (!(flag.load(std::memory_order_acquire) & bit)) {
     FP8GEMM_CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kWgmmaMaxSharedBytes)));
-    raised.fetch_or(bit, std::memory_order_acq_rel);
+    flag.fetch_or(bit, std::memory_order_acq_rel);
   }
   CUtensorMap wmap, amap;
   encode_kmajor_map(&wmap, l.args.b, pr.k, pr.n, pr.batch, 64 * W);
@@ -343,6 +367,11 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
 
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(unsigned((pr.n + 64 * W - 1) / (64 * W)), unsigned(c.splitk), unsigned(pr.batch));
+  if (c.persist > 0) {
+    // persist blocks per SM: that many clusters of splitk blocks, at most one per unit.
+    const int64_t clusters = std::max<int64_t>(1, int64_t(c.persist) * sm_count(dev) / c.splitk);
+    cfg.gridDim = dim3(unsigned(std::min<int64_t>(kp.units, clusters)), unsigned(c.splitk), 1);
+  }
   cfg.blockDim = dim3(unsigned(kThreads<W>));
   cfg.dynamicSmemBytes = smem;
   cfg.stream = l.stream;
@@ -378,6 +407,8 @@ void launch_wgmma_pair(const LaunchArgs& l) {
   kp.stages = c.stages;
   kp.out_fp16 = pr.out_type == DType::kFP16;
   kp.l2pf = c.l2pf;
+  kp.tiles = int((pr.n + c.rows - 1) / c.rows);
+  kp.units = int(int64_t(kp.tiles) * pr.batch);
   if (c.rows == 64) return launch_wgmma_np<WT, AT, 1>(l, kp);
   if (c.rows == 128) return launch_wgmma_np<WT, AT, 2>(l, kp);
   FP8GEMM_FAIL(kInternal, "small_m: config ", c.to_string(), " has no wgmma instantiation");

@@ -1,0 +1,231 @@
+// small_m v3, persistent grid (tactic suffix ",persist=P"); included by small_m_wgmma.cuh after
+// its device helpers. See docs/perf/small_m.md, "Version 4".
+//
+// Why: a v3 grid of one block per (row tile, split) pays the ring fill and drain per block, and
+// where its blocks fill the SMs' shared memory the next kernel's blocks (PDL) cannot become
+// resident until this kernel's blocks exit, so HBM idles across every kernel boundary. Here the
+// grid is P blocks per SM (clusters of splitk along grid y); each cluster walks the units
+// (row tile, batch) u = blockIdx.x, + gridDim.x, ... and the producer's TMA ring runs on across
+// unit boundaries. The ring is sized so that one more block fits each SM: the next kernel's.
+//
+// Split-K partial sums cannot reuse the ring (it is streaming the next unit), so each rank owns
+// the consumer threads t with t % splitk == rank: every rank pushes thread t's accumulators into
+// slot [rank] of the owner's receive buffer (st.shared::cluster) and arrives on the owner's
+// red_full barrier; the owner adds the slots in rank order 0, 1, ... (deterministic), stores, and
+// arrives on every rank's red_free barrier, which a rank waits on before it overwrites a slot
+// (next unit) and before it exits (no remote arrive may reach an exited block).
+#pragma once
+
+namespace fp8gemm::small_m::v3 {
+
+#ifdef FP8GEMM_SMALL_M_SM90A
+
+// Address of the same shared-memory variable in block `rank` of the cluster.
+__device__ __forceinline__ uint32_t mapa_rank(uint32_t addr, uint32_t rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ void st_cluster_f32(uint32_t addr, float v) {
+  asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
+}
+// Arrive on an mbarrier of any block of the cluster; releases this thread's earlier accesses.
+__device__ __forceinline__ void mbar_arrive_remote(uint32_t cluster_addr) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
+}
+// Wait on a local mbarrier whose arrivals come from other blocks of the cluster. test_wait
+// (a poll), not try_wait: the first measurement (docs/perf/small_m.md, Version 4) showed
+// ~4 us per unit with try_wait here, as if a remote arrival did not end try_wait's suspension.
+__device__ __forceinline__ void mbar_wait_cluster(uint64_t* bar, uint32_t parity) {
+  const uint32_t a = smem_addr(bar);
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n"
+        " mbarrier.test_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        " selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(a), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+#endif  // FP8GEMM_SMALL_M_SM90A
+
+template <class WT, class AT, int W, int NP>
+__global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
+    small_m_wgmma_persistent_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap amap,
+                                    const Params p) {
+#ifdef FP8GEMM_SMALL_M_SM90A
+  namespace cg = cooperative_groups;
+  constexpr int kKB = 128;
+  constexpr int kWBytes = W * 64 * kKB;
+  constexpr int kStage = kWBytes + NP * kKB;
+  constexpr int kAcc = NP / 2;
+  constexpr int kC = W * 128;  // consumer threads
+  static_assert(kStage % 1024 == 0, "stage tiles must stay 1024-byte aligned");
+
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ __align__(8) uint64_t full_bar[16];
+  __shared__ __align__(8) uint64_t empty_bar[16];
+  __shared__ __align__(8) uint64_t red_full;  // this rank's receive buffer is complete
+  __shared__ __align__(8) uint64_t red_free;  // every owner has read this rank's pushes
+  uint8_t* ring = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+  float* red = reinterpret_cast<float*>(ring + p.stages * kStage);  // [splitk][kAcc][own]
+
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
+  const int stages = p.stages, S = p.splitk;
+  const int rank = int(blockIdx.y);  // the cluster spans grid y
+  const int kb0 = rank * p.kblocks_per_split;
+  const int nkb = max(0, min(kb0 + p.kblocks_per_split, p.kblocks) - kb0);
+  const int own = (kC + S - 1) / S;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(&full_bar[s], 1);
+      mbar_init(&empty_bar[s], 4 * W);
+    }
+    if (S > 1) {
+      mbar_init(&red_full, uint32_t(S * ((kC - rank + S - 1) / S)));  // S pushes of each owned thread
+      mbar_init(&red_free, uint32_t(kC));                             // one per consumer thread, any owner
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (S > 1) cg::this_cluster().sync();  // remote arrivals need the other ranks' barriers set up
+  // The next kernel may become resident now: the ring leaves room for one of its blocks per SM.
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+
+  const int step = int(gridDim.x);
+  if (warp == 4 * W) {
+    // Producer: one load per (unit, K block) in the consumers' order, across unit boundaries.
+    if (lane == 0 && nkb > 0) {
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&wmap)) : "memory");
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&amap)) : "memory");
+      uint64_t pol_w, pol_a;
+      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol_w));
+      asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(pol_a));
+      int u = int(blockIdx.x), kb = 0;
+      const auto advance = [&](int& uu, int& kk) {
+        if (++kk == nkb) {
+          kk = 0;
+          uu += step;
+        }
+      };
+      const auto row0 = [&](int uu) { return (uu % p.tiles) * (64 * W); };
+      // Weights of the first `stages` loads before waiting for the previous kernel; their
+      // activations (which it may write) after.
+      int pre = 0;
+      {
+        int uu = u, kk = kb;
+        for (; pre < stages && uu < p.units; ++pre, advance(uu, kk)) {
+          mbar_arrive_expect_tx(&full_bar[pre], kStage);
+          tma_load(ring + pre * kStage, &wmap, &full_bar[pre], (kb0 + kk) * kKB, row0(uu), uu / p.tiles, pol_w);
+        }
+      }
+      asm volatile("griddepcontrol.wait;\n" ::: "memory");
+      for (int i = 0; i < pre; ++i, advance(u, kb))
+        tma_load(ring + i * kStage + kWBytes, &amap, &full_bar[i], (kb0 + kb) * kKB, 0, u / p.tiles, pol_a);
+      int s = 0;  // if pre < stages every load is issued already
+      uint32_t phase = 0;
+      for (; u < p.units; advance(u, kb)) {
+        mbar_wait(&empty_bar[s], phase);
+        mbar_arrive_expect_tx(&full_bar[s], kStage);
+        uint8_t* st = ring + s * kStage;
+        tma_load(st, &wmap, &full_bar[s], (kb0 + kb) * kKB, row0(u), u / p.tiles, pol_w);
+        tma_load(st + kWBytes, &amap, &full_bar[s], (kb0 + kb) * kKB, 0, u / p.tiles, pol_a);
+        if (++s == stages) {
+          s = 0;
+          phase ^= 1;
+        }
+      }
+    }
+    return;
+  }
+
+  // Consumers.
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");  // scales and out belong to the stream order
+  const float scale = *p.a_scale * *p.b_scale;
+  const int wg = warp >> 2;
+  const int t = int(threadIdx.x);
+  int s = 0;
+  uint32_t phase = 0;
+  int it = 0;
+  for (int u = int(blockIdx.x); u < p.units; u += step, ++it) {
+    float acc[kAcc];
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
+    int prev = -1;
+    for (int i = 0; i < nkb; ++i) {
+      mbar_wait(&full_bar[s], phase);
+      const uint32_t base = smem_addr(ring + s * kStage);
+      const uint64_t da = smem_desc(base + wg * (64 * kKB));
+      const uint64_t db = smem_desc(base + kWBytes);
+      fence_acc(acc);
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) wgmma<WT, AT, NP>(acc, da + 2 * kk, db + 2 * kk);
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      fence_acc(acc);
+      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+      fence_acc(acc);
+      if (prev >= 0) {
+        __syncwarp();
+        if (lane == 0) mbar_arrive(&empty_bar[prev]);
+      }
+      prev = s;
+      if (++s == stages) {
+        s = 0;
+        phase ^= 1;
+      }
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    fence_acc(acc);
+    if (prev >= 0) {  // the ring runs on into the next unit: give the last slot back too
+      __syncwarp();
+      if (lane == 0) mbar_arrive(&empty_bar[prev]);
+    }
+
+    // Fragment of m64nNP f32 as in small_m_wgmma_kernel: thread t holds output columns
+    // n = row0 + 16 (t/32) + (t%32)/4 (+8 for q >= 2) and rows m = 8 j + 2 (t%4) + (q & 1).
+    const int row0 = (u % p.tiles) * (64 * W);
+    const int64_t out_base = int64_t(u / p.tiles) * p.m * int64_t(p.n);
+    const auto store = [&](int i, float v) {
+      const int l = t & 31, j = i >> 2, q = i & 3;
+      const int n = row0 + (t >> 5) * 16 + (l >> 2) + ((q & 2) ? 8 : 0);
+      const int m = j * 8 + (l & 3) * 2 + (q & 1);
+      if (n >= p.n || m >= p.m) return;
+      const int64_t o = out_base + int64_t(m) * p.n + n;
+      if (p.out_fp16) static_cast<__half*>(p.out)[o] = __float2half_rn(v * scale);
+      else static_cast<__nv_bfloat16*>(p.out)[o] = __float2bfloat16_rn(v * scale);
+    };
+    if (S == 1) {
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) store(i, acc[i]);
+      continue;
+    }
+    const int owner = t % S, li = t / S;
+    if (it > 0) mbar_wait_cluster(&red_free, uint32_t(it - 1) & 1);  // owners read the last unit
+    const uint32_t dst = mapa_rank(smem_addr(red), uint32_t(owner));
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) st_cluster_f32(dst + 4u * uint32_t((rank * kAcc + i) * own + li), acc[i]);
+    mbar_arrive_remote(mapa_rank(smem_addr(&red_full), uint32_t(owner)));
+    if (owner == rank) {
+      mbar_wait_cluster(&red_full, uint32_t(it) & 1);
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) {
+        float v = 0.f;
+        for (int q = 0; q < S; ++q) v += red[(q * kAcc + i) * own + li];
+        store(i, v);
+      }
+      for (int q = 0; q < S; ++q) mbar_arrive_remote(mapa_rank(smem_addr(&red_free), uint32_t(q)));
+    }
+  }
+  if (S > 1 && it > 0) mbar_wait_cluster(&red_free, uint32_t(it - 1) & 1);
+#else
+  __trap();  // wgmma and this kernel's TMA path exist on sm_90a only (can_implement refuses others)
+#endif
+}
+
+}  // namespace fp8gemm::small_m::v3
