@@ -73,6 +73,20 @@ TEST(CutlassConfig, KnownNameParsesToTheKernelItDescribes) {
   EXPECT_EQ(KernelConfig::parse("sm90_pingpong_64x128x128_c2x1x1")->name(), "sm90_pingpong_64x128x128_c2x1x1");
 }
 
+TEST(CutlassConfig, PdlIsALaunchOptionOfTheSameKernel) {
+  const auto c = KernelConfig::parse("sm90_pingpong_64x16x256_c4x1x1_swap_pdl");
+  ASSERT_TRUE(c.has_value());
+  EXPECT_TRUE(c->pdl);
+  EXPECT_EQ(c->name(), "sm90_pingpong_64x16x256_c4x1x1_swap_pdl");
+  EXPECT_FALSE(c->kernel().pdl);
+  EXPECT_NE(find_row(c->kernel()), nullptr) << "the _pdl name denotes a configs.def row's kernel";
+  EXPECT_EQ(find_row(*c), nullptr) << "rows themselves are launched without PDL";
+  EXPECT_TRUE(KernelConfig::parse("sm90_pingpong_128x128x128_c2x1x1_acc32_pdl")->pdl);
+  for (const char* bad : {"sm90_pingpong_64x16x256_c4x1x1_pdl_swap", "sm90_pingpong_64x16x256_c4x1x1_pdl_pdl",
+                          "sm90_pingpong_64x16x256_c4x1x1_pdl_"})
+    EXPECT_FALSE(KernelConfig::parse(bad).has_value()) << "accepted '" << bad << "'";
+}
+
 TEST(CutlassConfig, ParseRejectsGarbage) {
   for (const char* bad : {"", "sm90", "sm90_pingpong", "sm90_pingpong_64x128x128", "sm90_pingpong_64x128x128_c2x1x1_",
                           "sm90_pingpong_64x128_c2x1x1", "sm90_pingpong_0x128x128_c2x1x1",

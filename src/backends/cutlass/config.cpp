@@ -24,6 +24,7 @@ std::string KernelConfig::name() const {
   if (swap_ab) s += "_swap";
   if (scheduler == TileScheduler::StreamK) s += "_streamk";
   if (!fast_accum) s += "_acc32";
+  if (pdl) s += "_pdl";
   return s;
 }
 
@@ -70,14 +71,15 @@ std::optional<KernelConfig> KernelConfig::parse(std::string_view name) {
   c.tile_m = tile[0], c.tile_n = tile[1], c.tile_k = tile[2];
   c.cluster_m = cluster[0], c.cluster_n = cluster[1], c.cluster_k = cluster[2];
   // Optional flags, each at most once and in canonical order, so every config has one name.
-  const char* flags[] = {"swap", "streamk", "acc32"};
+  const char* flags[] = {"swap", "streamk", "acc32", "pdl"};
   size_t next_flag = 0;
   for (size_t i = 4; i < parts.size(); ++i) {
-    while (next_flag < 3 && parts[i] != flags[next_flag]) ++next_flag;
-    if (next_flag == 3) return std::nullopt;
+    while (next_flag < 4 && parts[i] != flags[next_flag]) ++next_flag;
+    if (next_flag == 4) return std::nullopt;
     if (next_flag == 0) c.swap_ab = true;
     if (next_flag == 1) c.scheduler = TileScheduler::StreamK;
     if (next_flag == 2) c.fast_accum = false;
+    if (next_flag == 3) c.pdl = true;
     ++next_flag;
   }
   return c;
@@ -86,7 +88,7 @@ std::optional<KernelConfig> KernelConfig::parse(std::string_view name) {
 bool KernelConfig::operator==(const KernelConfig& o) const {
   auto key = [](const KernelConfig& c) {
     return std::tie(c.schedule, c.tile_m, c.tile_n, c.tile_k, c.cluster_m, c.cluster_n, c.cluster_k,
-                    c.scheduler, c.swap_ab, c.fast_accum);
+                    c.scheduler, c.swap_ab, c.fast_accum, c.pdl);
   };
   return key(*this) == key(o);
 }

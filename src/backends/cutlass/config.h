@@ -23,12 +23,22 @@ struct KernelConfig {
   TileScheduler scheduler = TileScheduler::Persistent;
   bool swap_ab = false;     // weights on the MMA's M side, activations on N; out stays [m, n]
   bool fast_accum = true;   // false: FP32 promotion, named "acc32"
+  // Launch option, not a kernel: programmatic dependent launch ("pdl"); persistent rows only
+  // (the stream-K kernels are built without GDC, kernel.cuh). configs.def rows have pdl = false.
+  bool pdl = false;
 
-  // sm90_<schedule>_<MxNxK>_c<MxNxK>[_swap][_streamk][_acc32]
+  // sm90_<schedule>_<MxNxK>_c<MxNxK>[_swap][_streamk][_acc32][_pdl]
   std::string name() const;
   // The config a name denotes, or nullopt when it is not a well-formed name. Whether that
   // kernel was built is a separate question (find_config).
   static std::optional<KernelConfig> parse(std::string_view name);
+
+  // The same kernel launched without PDL (the configs.def row's config).
+  KernelConfig kernel() const {
+    KernelConfig k = *this;
+    k.pdl = false;
+    return k;
+  }
 
   bool operator==(const KernelConfig& o) const;
   bool operator!=(const KernelConfig& o) const { return !(*this == o); }

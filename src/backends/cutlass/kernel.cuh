@@ -207,7 +207,9 @@ struct Sm90Fp8Gemm {
     return n > 0 ? n : 0;
   }
 
-  static void run(const Problem& p, const GemmArgs& g, Workspace ws, cudaStream_t stream, int device, int sm_count) {
+  static void run(const Problem& p, const GemmArgs& g, Workspace ws, cudaStream_t stream, int device, int sm_count,
+                  bool pdl) {
+    FP8GEMM_REQUIRE(!pdl || kPdl, kUnsupported, "this CUTLASS kernel is built without GDC and cannot launch with PDL");
     typename Gemm::Arguments args = arguments(p, g, device, sm_count);
     args.hw_info.max_active_clusters = max_active_clusters(device);
     Gemm gemm;
@@ -218,7 +220,7 @@ struct Sm90Fp8Gemm {
     FP8GEMM_REQUIRE(st == cutlass::Status::kSuccess, kCuda, "CUTLASS initialize failed: ", cutlassGetStatusString(st));
     // PDL: the kernel may start while the previous one finishes; CUTLASS's producer warps wait
     // (griddepcontrol.wait) before any load.
-    st = gemm.run(stream, /*cuda_adapter=*/nullptr, /*launch_with_pdl=*/kPdl);
+    st = gemm.run(stream, /*cuda_adapter=*/nullptr, /*launch_with_pdl=*/pdl);
     if (st != cutlass::Status::kSuccess) {
       const cudaError_t err = cudaGetLastError();
       FP8GEMM_FAIL(kCuda, "CUTLASS launch failed: ", cutlassGetStatusString(st), " (", cudaGetErrorString(err), ")");
@@ -232,6 +234,7 @@ struct Sm90Fp8Gemm {
     v.b_type = BType;
     v.out_type = OutType;
     v.smem_bytes = GemmKernel::SharedStorageSize;
+    v.pdl_capable = kPdl;
     v.can_implement = &can_implement;
     v.workspace_bytes = &workspace_bytes;
     v.run = &run;

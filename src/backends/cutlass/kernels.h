@@ -19,9 +19,12 @@ struct KernelVariant {
   Verdict (*can_implement)(const Problem& p, int sm_count) = nullptr;
   // The kernel's get_workspace_size for p (stream-K partials; 0 for data-parallel kernels).
   size_t (*workspace_bytes)(const Problem& p, int sm_count) = nullptr;
-  // Enqueues the GEMM. No allocation, no synchronization; throws Error(kCuda) on failure.
+  // Whether the kernel was built with GDC, so that it may launch with PDL.
+  bool pdl_capable = false;
+  // Enqueues the GEMM (with PDL if `pdl`, which needs pdl_capable). No allocation, no
+  // synchronization; throws Error(kCuda) on failure.
   void (*run)(const Problem& p, const GemmArgs& args, Workspace ws, cudaStream_t stream,
-              int device, int sm_count) = nullptr;
+              int device, int sm_count, bool pdl) = nullptr;
 };
 
 // Every kernel compiled into this library (all shards), in no particular order.
