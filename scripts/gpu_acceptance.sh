@@ -50,7 +50,7 @@ case "$PHASE" in
     export FP8GEMM_CACHE="$OUT/cache.json"
     step auto_suite timeout 190 "$F" bench --model all --m suite --tactics all \
       --csv "$OUT/auto_suite.csv" --json "$OUT/logs/auto_suite.json"
-    step auto_between timeout 50 "$F" bench --model all --m 3,12,40,100,200,300,700,3000 \
+    step auto_between timeout 90 "$F" bench --model all --m 3,12,40,100,200,300,700,3000 \
       --tactics all --csv "$OUT/auto_between.csv"
     step explain timeout 20 "$F" explain --shape 6144,4096 --m 40 --cache "$OUT/cache.json"
     unset FP8GEMM_CACHE
