@@ -152,6 +152,43 @@ FP8GEMM_DEFINE_WGMMA(E5M2, E4M3, "e5m2", "e4m3")
 FP8GEMM_DEFINE_WGMMA(E4M3, E5M2, "e4m3", "e5m2")
 #undef FP8GEMM_DEFINE_WGMMA
 
+// The consumers' K loop over one unit of work: per ring stage, wait until it is full, issue its
+// four k32 wgmma for this warpgroup's 64 weight rows (kKB bytes of K; the stage holds kWBytes
+// of weights, then the activations), keep them in flight and give the previous stage back (its
+// wgmma are done). s / phase / prev carry the ring position across calls: the persistent
+// kernel runs the ring on from one unit to the next. Returns with every wgmma complete.
+template <class WT, class AT, int NP, int kKB, int kWBytes, int kStage>
+__device__ __forceinline__ void consume_k_blocks(float (&acc)[NP / 2], int nkb, uint8_t* ring, uint64_t* full_bar,
+                                                 uint64_t* empty_bar, int stages, int wg, int lane, int& s,
+                                                 uint32_t& phase, int& prev) {
+  for (int i = 0; i < nkb; ++i) {
+    mbar_wait(&full_bar[s], phase);
+    const uint32_t base = smem_addr(ring + s * kStage);
+    const uint64_t da = smem_desc(base + wg * (64 * kKB));
+    const uint64_t db = smem_desc(base + kWBytes);
+    fence_acc(acc);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) wgmma<WT, AT, NP>(acc, da + 2 * kk, db + 2 * kk);  // +32 bytes of K
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    fence_acc(acc);
+    // Keep this stage's wgmma in flight; the previous one is done: give its slot back.
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+    fence_acc(acc);
+    if (prev >= 0) {
+      __syncwarp();
+      if (lane == 0) mbar_arrive(&empty_bar[prev]);
+    }
+    prev = s;
+    if (++s == stages) {
+      s = 0;
+      phase ^= 1;
+    }
+  }
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  fence_acc(acc);
+}
+
 #endif  // FP8GEMM_SMALL_M_SM90A
 
 // Block: W consumer warpgroups (warps 0 .. 4W-1) and one producer warp (warp 4W).
@@ -242,32 +279,8 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
     int s = 0;
     uint32_t phase = 0;
     int prev = -1;
-    for (int i = 0; i < nkb; ++i) {
-      mbar_wait(&full_bar[s], phase);
-      const uint32_t base = smem_addr(ring + s * kStage);
-      const uint64_t da = smem_desc(base + wg * (64 * kKB));
-      const uint64_t db = smem_desc(base + kWBytes);
-      fence_acc(acc);
-      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) wgmma<WT, AT, NP>(acc, da + 2 * kk, db + 2 * kk);  // +32 bytes of K
-      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-      fence_acc(acc);
-      // Keep this stage's wgmma in flight; the previous one is done: give its slot back.
-      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-      fence_acc(acc);
-      if (prev >= 0) {
-        __syncwarp();
-        if (lane == 0) mbar_arrive(&empty_bar[prev]);
-      }
-      prev = s;
-      if (++s == stages) {
-        s = 0;
-        phase ^= 1;
-      }
-    }
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-    fence_acc(acc);
+    consume_k_blocks<WT, AT, NP, kKB, kWBytes, kStage>(acc, nkb, ring, full_bar, empty_bar, stages, wg, lane, s, phase,
+                                                       prev);
   }
 
   // Epilogue. Fragment of m64nNP f32: consumer thread t holds weight rows (output columns n)

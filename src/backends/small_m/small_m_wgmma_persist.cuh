@@ -157,31 +157,8 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
     int prev = -1;
-    for (int i = 0; i < nkb; ++i) {
-      mbar_wait(&full_bar[s], phase);
-      const uint32_t base = smem_addr(ring + s * kStage);
-      const uint64_t da = smem_desc(base + wg * (64 * kKB));
-      const uint64_t db = smem_desc(base + kWBytes);
-      fence_acc(acc);
-      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) wgmma<WT, AT, NP>(acc, da + 2 * kk, db + 2 * kk);
-      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-      fence_acc(acc);
-      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-      fence_acc(acc);
-      if (prev >= 0) {
-        __syncwarp();
-        if (lane == 0) mbar_arrive(&empty_bar[prev]);
-      }
-      prev = s;
-      if (++s == stages) {
-        s = 0;
-        phase ^= 1;
-      }
-    }
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-    fence_acc(acc);
+    consume_k_blocks<WT, AT, NP, kKB, kWBytes, kStage>(acc, nkb, ring, full_bar, empty_bar, stages, wg, lane, s, phase,
+                                                       prev);
     if (prev >= 0) {  // the ring runs on into the next unit: give the last slot back too
       __syncwarp();
       if (lane == 0) mbar_arrive(&empty_bar[prev]);
