@@ -120,6 +120,20 @@ TEST(SmallM, EveryInstantiationAndSplit) {
   EXPECT_GT(ran, 30);
 }
 
+// Runs t on vc's problem against the reference. A tactic the test means to run that the backend
+// refuses is a failure too. Returns whether it ran.
+bool passes_reference(Backend& be, const Problem& p, VerifyCase& vc, const Tactic& t) {
+  const Verdict v = be.can_implement(p, t);
+  if (!v) {
+    ADD_FAILURE() << t.name() << ": " << v.reason;
+    return false;
+  }
+  SCOPED_TRACE(p.to_string() + " " + t.name());
+  const CheckResult r = vc.run(testing::test_context(), t);
+  EXPECT_TRUE(r.ok) << r.to_string();
+  return true;
+}
+
 // v3 (wgmma): every (rows, N instantiation) with ring depths 2..16, split-K 1..8 and PDL,
 // ragged N against 64- and 128-row tiles, a K tail, batch 2, on one problem per m.
 TEST(SmallM, WgmmaEveryInstantiationAndSplit) {
@@ -141,16 +155,7 @@ TEST(SmallM, WgmmaEveryInstantiationAndSplit) {
         while (stages > 2 && !small_backend_can(p, {"small_m", small_m::wgmma_config(rows, splitk, stages, false).to_string()}))
           --stages;
         const small_m::Config c = small_m::wgmma_config(rows, splitk, stages, (pick / 6) % 2 == 0, (pick % 4 == 1) ? 3 : (pick % 4 == 3) ? 64 : 0);
-        const Tactic t{"small_m", c.to_string()};
-        const Verdict v = be.can_implement(p, t);
-        if (!v) {
-          ADD_FAILURE() << t.name() << ": " << v.reason;
-          continue;
-        }
-        SCOPED_TRACE(p.to_string() + " " + t.name());
-        const CheckResult r = vc.run(testing::test_context(), t);
-        EXPECT_TRUE(r.ok) << r.to_string();
-        ++ran;
+        ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
       }
   }
   EXPECT_EQ(ran, 42);
@@ -177,16 +182,7 @@ TEST(SmallM, WgmmaPersistentLoopsAndSplits) {
     for (const Case& k : cases) {
       small_m::Config c = small_m::wgmma_config(k.rows, k.splitk, k.stages, k.pdl, 0, k.persist);
       while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
-      const Tactic t{"small_m", c.to_string()};
-      const Verdict v = be.can_implement(p, t);
-      if (!v) {
-        ADD_FAILURE() << t.name() << ": " << v.reason;
-        continue;
-      }
-      SCOPED_TRACE(p.to_string() + " " + t.name());
-      const CheckResult r = vc.run(testing::test_context(), t);
-      EXPECT_TRUE(r.ok) << r.to_string();
-      ++ran;
+      ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
     }
   }
   EXPECT_EQ(ran, 42);
