@@ -149,9 +149,16 @@ TEST(CutlassBackend, ListsOnlyTacticsItCanRun) {
   const Problem p = problem(1, 16, 4096, 4096);
   const std::vector<Tactic> ts = backend->tactics(p);
   ASSERT_FALSE(ts.empty());
-  size_t built_rows = 0;
-  for (const ConfigRow& row : config_table()) built_rows += row_is_built(row);
-  EXPECT_EQ(ts.size(), built_rows) << "every built kernel runs a plain 16x4096x4096 e4m3 problem";
+  // Every built kernel runs a plain 16x4096x4096 e4m3 problem, the persistent ones also with PDL.
+  size_t persistent = 0, stream_k = 0, pdl = 0;
+  for (const ConfigRow& row : config_table())
+    if (row_is_built(row)) ++(row.config.scheduler == TileScheduler::Persistent ? persistent : stream_k);
+  for (const Tactic& t : ts) pdl += t.config.size() > 4 && t.config.substr(t.config.size() - 4) == "_pdl";
+  EXPECT_EQ(ts.size(), 2 * persistent + stream_k);
+  EXPECT_EQ(pdl, persistent) << "one _pdl twin per persistent kernel";
+  EXPECT_EQ(ts.front().config, backend->default_tactic(p).config) << "vLLM's choice for this M comes first";
+  EXPECT_FALSE(backend->can_implement(p, Tactic{"cutlass", "sm90_cooperative_128x16x256_c1x1x1_swap_streamk_pdl"}))
+      << "stream-K kernels are built without GDC";
   for (const Tactic& t : ts) {
     EXPECT_EQ(t.backend, "cutlass");
     EXPECT_TRUE(backend->can_implement(p, t)) << t.name() << ": " << backend->can_implement(p, t).reason;
