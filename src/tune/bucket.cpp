@@ -7,13 +7,10 @@ namespace fp8gemm {
 
 const std::vector<int64_t>& m_bucket_edges() {
   // Dense at small M, where the best kernel changes quickly (tile height, split-K, swap A/B),
-  // about x1.5 apart from 16 to 512, x2 above. The edges are exactly the DESIGN suite's M
-  // values, so that tuning the suite tunes every bucket up to 16384: on the H200, the edges
-  // 768 and 3072 that no suite tune visited left M=700 and 3000 on the untuned floor, up to
-  // 1.47x slower than the best tactic there (fitted cuBLASLt tiles, docs/tuning.md, cover
-  // the wider buckets' tile quantization).
-  static const std::vector<int64_t> edges = {1,   2,   4,   8,   16,   24,   32,   48,   64,   96,
-                                             128, 192, 256, 384, 512, 1024, 2048, 4096, 8192, 16384};
+  // about x1.5 apart above 16 so that wave quantization inside a bucket stays small.
+  static const std::vector<int64_t> edges = {1,    2,    4,    8,    16,   24,   32,    48,   64,
+                                             96,   128,  192,  256,  384,  512,  768,   1024, 1536,
+                                             2048, 3072, 4096, 6144, 8192, 12288, 16384};
   return edges;
 }
 

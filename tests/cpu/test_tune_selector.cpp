@@ -236,8 +236,8 @@ TEST(Buckets, EdgesAndPowersOfTwo) {
   EXPECT_EQ(m_bucket(100), 128);
   EXPECT_EQ(m_bucket(200), 256);
   EXPECT_EQ(m_bucket(300), 384);
-  EXPECT_EQ(m_bucket(700), 1024);
-  EXPECT_EQ(m_bucket(3000), 4096);
+  EXPECT_EQ(m_bucket(700), 768);
+  EXPECT_EQ(m_bucket(3000), 3072);
   EXPECT_EQ(m_bucket(16384), 16384);
   EXPECT_EQ(m_bucket(16385), 32768);
   EXPECT_EQ(m_bucket(40000), 65536);
