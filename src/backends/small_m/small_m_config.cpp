@@ -213,25 +213,23 @@ int wgmma_fill_splitk(const Problem& p, int rows, int64_t target) {
 }
 
 // v3: the deepest ring with which `occ` blocks fit one SM's shared memory (228 KB; per block
-// ~1 KB reserved by the system, 256 bytes of barriers and up to 1 KB of alignment); 0 if < 4.
-int wgmma_stages_for(const Problem& p, int rows, int occ) {
+// ~1 KB reserved by the system, `static_bytes` of barriers, up to 1 KB of alignment and
+// `extra_bytes` beside the ring); 0 if < 4.
+int wgmma_ring_stages(const Problem& p, int rows, int occ, int64_t static_bytes, int64_t extra_bytes) {
   const int64_t per_block =
-      std::min<int64_t>(228 * 1024 / occ - 1024 - 256, int64_t(kWgmmaMaxSharedBytes)) - 1024;
+      std::min<int64_t>(228 * 1024 / occ - 1024 - static_bytes, int64_t(kWgmmaMaxSharedBytes)) - 1024 - extra_bytes;
   const int64_t stage = int64_t(rows + wgmma_n(p.m)) * kWgmmaKBlock;
   const int64_t st = std::min<int64_t>(kWgmmaMaxStages, per_block / stage);
   return st >= 4 ? int(st) : 0;
 }
 
-// v3 persistent: the deepest ring with which `occ` blocks fit one SM next to each other, the
-// split-K receive buffer included (as wgmma_stages_for); 0 if < 4.
+// v3: 256 bytes of barriers per block.
+int wgmma_stages_for(const Problem& p, int rows, int occ) { return wgmma_ring_stages(p, rows, occ, 256, 0); }
+
+// v3 persistent: <= 512 bytes of barriers, and the split-K receive buffer beside the ring.
 int wgmma_persist_stages(const Problem& p, int rows, int splitk, int occ) {
   const Config probe = wgmma_config(rows, splitk, 2, true, 0, 1);
-  // Per block: 1 KB reserved by the system, <= 512 bytes of static barriers, 1 KB of alignment.
-  const int64_t per_block = std::min<int64_t>(228 * 1024 / occ - 1024 - 512, int64_t(kWgmmaMaxSharedBytes)) - 1024 -
-                            int64_t(wgmma_reduce_bytes(p, probe));
-  const int64_t stage = int64_t(rows + wgmma_n(p.m)) * kWgmmaKBlock;
-  const int64_t st = std::min<int64_t>(kWgmmaMaxStages, per_block / stage);
-  return st >= 4 ? int(st) : 0;
+  return wgmma_ring_stages(p, rows, occ, 512, int64_t(wgmma_reduce_bytes(p, probe)));
 }
 
 // v3 persistent: the grid holds min(units, persist * SMs / splitk) clusters and each walks

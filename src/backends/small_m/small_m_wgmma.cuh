@@ -189,6 +189,22 @@ __device__ __forceinline__ void consume_k_blocks(float (&acc)[NP / 2], int nkb, 
   fence_acc(acc);
 }
 
+// Writes scale * v, accumulator i of consumer thread tc, to out. Fragment of m64nNP f32:
+// thread tc holds weight rows (output columns n) row0 + 16 (tc/32) + (tc%32)/4 (+8 for q >= 2)
+// and activation rows (output rows m) 8 j + 2 (tc%4) + (q & 1) in acc[4 j + q]; out_base is
+// the batch's first output element.
+template <class P>
+__device__ __forceinline__ void store_fragment(const P& p, int row0, int64_t out_base, float scale, int tc, int i,
+                                               float v) {
+  const int l = tc & 31, j = i >> 2, q = i & 3;
+  const int n = row0 + (tc >> 5) * 16 + (l >> 2) + ((q & 2) ? 8 : 0);  // (tc >> 5): warp incl. wg
+  const int m = j * 8 + (l & 3) * 2 + (q & 1);
+  if (n >= p.n || m >= p.m) return;
+  const int64_t o = out_base + int64_t(m) * p.n + n;
+  if (p.out_fp16) static_cast<__half*>(p.out)[o] = __float2half_rn(v * scale);
+  else static_cast<__nv_bfloat16*>(p.out)[o] = __float2bfloat16_rn(v * scale);
+}
+
 #endif  // FP8GEMM_SMALL_M_SM90A
 
 // Block: W consumer warpgroups (warps 0 .. 4W-1) and one producer warp (warp 4W).
@@ -283,21 +299,11 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
                                                        prev);
   }
 
-  // Epilogue. Fragment of m64nNP f32: consumer thread t holds weight rows (output columns n)
-  // 16 (t/32) + (t%32)/4 (+8 for q >= 2) and activation rows (output rows m)
-  // 8 j + 2 (t%4) + (q & 1) in acc[4 j + q].
+  // Epilogue (store_fragment says which output element each accumulator is).
   asm volatile("griddepcontrol.wait;\n" ::: "memory");  // scales and out belong to the stream order
   const float scale = *p.a_scale * *p.b_scale;
   const int64_t out_base = int64_t(batch) * p.m * int64_t(p.n);
-  auto store = [&](int tc, int i, float v) {
-    const int l = tc & 31, j = i >> 2, q = i & 3;
-    const int n = row0 + (tc >> 5) * 16 + (l >> 2) + ((q & 2) ? 8 : 0);  // (tc >> 5): warp incl. wg
-    const int m = j * 8 + (l & 3) * 2 + (q & 1);
-    if (n >= p.n || m >= p.m) return;
-    const int64_t o = out_base + int64_t(m) * p.n + n;
-    if (p.out_fp16) static_cast<__half*>(p.out)[o] = __float2half_rn(v * scale);
-    else static_cast<__nv_bfloat16*>(p.out)[o] = __float2bfloat16_rn(v * scale);
-  };
+  auto store = [&](int tc, int i, float v) { store_fragment(p, row0, out_base, scale, tc, i, v); };
 
   constexpr int kConsumers = W * 128;
   if (p.splitk == 1) {

@@ -164,19 +164,9 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
       if (lane == 0) mbar_arrive(&empty_bar[prev]);
     }
 
-    // Fragment of m64nNP f32 as in small_m_wgmma_kernel: thread t holds output columns
-    // n = row0 + 16 (t/32) + (t%32)/4 (+8 for q >= 2) and rows m = 8 j + 2 (t%4) + (q & 1).
     const int row0 = (u % p.tiles) * (64 * W);
     const int64_t out_base = int64_t(u / p.tiles) * p.m * int64_t(p.n);
-    const auto store = [&](int i, float v) {
-      const int l = t & 31, j = i >> 2, q = i & 3;
-      const int n = row0 + (t >> 5) * 16 + (l >> 2) + ((q & 2) ? 8 : 0);
-      const int m = j * 8 + (l & 3) * 2 + (q & 1);
-      if (n >= p.n || m >= p.m) return;
-      const int64_t o = out_base + int64_t(m) * p.n + n;
-      if (p.out_fp16) static_cast<__half*>(p.out)[o] = __float2half_rn(v * scale);
-      else static_cast<__nv_bfloat16*>(p.out)[o] = __float2bfloat16_rn(v * scale);
-    };
+    const auto store = [&](int i, float v) { store_fragment(p, row0, out_base, scale, t, i, v); };
     if (S == 1) {
 #pragma unroll
       for (int i = 0; i < kAcc; ++i) store(i, acc[i]);
