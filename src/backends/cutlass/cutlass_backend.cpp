@@ -20,12 +20,12 @@ class CutlassBackend final : public Backend {
  public:
   CutlassBackend(const DeviceInfo& device, const ContextOptions&) : device_(device) {
     for (const ConfigRow& row : config_table())
-      if (row_is_built(row)) {
-        built_rows_.emplace(row.config.name(), &row);
-        KernelConfig launched = row.config;
-        launched.pdl = true;  // same row; can_implement refuses it for stream-K
-        built_rows_.emplace(launched.name(), &row);
-      }
+      if (row_is_built(row))
+        for (bool pdl : {false, true}) {  // the same row; can_implement refuses _pdl for stream-K
+          KernelConfig launched = row.config;
+          launched.pdl = pdl;
+          built_.emplace(launched.name(), BuiltTactic{&row, pdl});
+        }
   }
 
   std::string name() const override { return "cutlass"; }
@@ -107,8 +107,9 @@ class CutlassBackend final : public Backend {
   }
 
   Verdict can_implement(const Problem& p, const Tactic& t) override {
-    const ConfigRow* row = nullptr;
-    if (Verdict v = find_built_row(t, &row); !v) return v;
+    BuiltTactic built;
+    if (Verdict v = find_built(t, &built); !v) return v;
+    const ConfigRow* row = built.row;
     const KernelConfig& c = row->config;
     if (Verdict v = available(); !v) return v;
     if (!is_fp8(p.a_type) || !is_fp8(p.b_type))
@@ -118,7 +119,7 @@ class CutlassBackend final : public Backend {
     if (p.out_type != DType::kBF16 && p.out_type != DType::kFP16)
       return Verdict::no(detail::cat("out must be bf16 or fp16; got ", p.out_type));
     const KernelVariant* v = find_variant(row->id, p);
-    if (v && is_pdl(t) && !v->pdl_capable)
+    if (v && built.pdl && !v->pdl_capable)
       return Verdict::no(detail::cat(t.config, ": stream-K kernels are built without GDC (CUTLASS 4.2's stream-K GDC "
                                      "path does not compile), so they cannot launch with PDL"));
     if (!v)
@@ -157,19 +158,26 @@ class CutlassBackend final : public Backend {
 
   void run(const Problem& p, const Tactic& t, const GemmArgs& args, Workspace ws, cudaStream_t stream) override {
     if (p.empty()) return;
-    const KernelVariant& v = variant_for(p, t);
+    bool pdl = false;
+    const KernelVariant& v = variant_for(p, t, &pdl);
     const size_t need = v.workspace_bytes(p, device_.sm_count);
     FP8GEMM_REQUIRE(ws.bytes >= need && (need == 0 || ws.ptr), kInvalidArgument, "cutlass:", t.config, " needs ",
                     need, " bytes of workspace; got ", ws.bytes);
-    v.run(p, args, ws, stream, device_.device, device_.sm_count, is_pdl(t));
+    v.run(p, args, ws, stream, device_.device, device_.sm_count, pdl);
   }
 
  private:
-  Verdict find_built_row(const Tactic& t, const ConfigRow** row) const {
+  // A built kernel's name, with or without _pdl: its configs.def row and whether it launches with PDL.
+  struct BuiltTactic {
+    const ConfigRow* row = nullptr;
+    bool pdl = false;
+  };
+
+  Verdict find_built(const Tactic& t, BuiltTactic* built) const {
     if (t.backend != "cutlass") return Verdict::no("tactic " + t.name() + " does not belong to the cutlass backend");
-    const auto it = built_rows_.find(t.config);  // no allocation: run() goes through here
-    if (it != built_rows_.end()) {
-      *row = it->second;
+    const auto it = built_.find(t.config);  // no allocation: run() goes through here
+    if (it != built_.end()) {
+      *built = it->second;
       return Verdict::yes();
     }
     const std::optional<KernelConfig> c = KernelConfig::parse(t.config);
@@ -181,26 +189,23 @@ class CutlassBackend final : public Backend {
     return Verdict::no(t.config + " is not a kernel of configs.def");
   }
 
-  static bool is_pdl(const Tactic& t) {
-    return t.config.size() > 4 && t.config.compare(t.config.size() - 4, 4, "_pdl") == 0;
-  }
-
   const KernelVariant* find_variant(int row_id, const Problem& p) const {
     for (const KernelVariant& v : built_kernels())
       if (v.row_id == row_id && v.a_type == p.a_type && v.b_type == p.b_type && v.out_type == p.out_type) return &v;
     return nullptr;
   }
 
-  const KernelVariant& variant_for(const Problem& p, const Tactic& t) const {
-    const ConfigRow* row = nullptr;
-    if (Verdict ok = find_built_row(t, &row); !ok) FP8GEMM_FAIL(kUnsupported, ok.reason);
-    const KernelVariant* v = find_variant(row->id, p);
+  const KernelVariant& variant_for(const Problem& p, const Tactic& t, bool* pdl = nullptr) const {
+    BuiltTactic built;
+    if (Verdict ok = find_built(t, &built); !ok) FP8GEMM_FAIL(kUnsupported, ok.reason);
+    if (pdl) *pdl = built.pdl;
+    const KernelVariant* v = find_variant(built.row->id, p);
     FP8GEMM_REQUIRE(v, kUnsupported, t.name(), " has no kernel for ", p.to_string());
     return *v;
   }
 
   DeviceInfo device_;
-  std::unordered_map<std::string, const ConfigRow*> built_rows_;  // canonical name -> row
+  std::unordered_map<std::string, BuiltTactic> built_;  // canonical name -> row, launch option
 };
 
 }  // namespace
