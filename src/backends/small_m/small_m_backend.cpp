@@ -56,15 +56,14 @@ class SmallMBackend final : public Backend {
 
   void run(const Problem& p, const Tactic& t, const GemmArgs& args, Workspace, cudaStream_t stream) override {
     if (p.empty()) return;
-    small_m::LaunchArgs l{p, config_of(t.config), args, stream};
-    if (l.config.wgmma) {
-      if (p.a_type == DType::kE4M3 && p.b_type == DType::kE4M3) return small_m::launch_wgmma_e4m3_e4m3(l);
-      if (p.a_type == DType::kE4M3 && p.b_type == DType::kE5M2) return small_m::launch_wgmma_e5m2_e4m3(l);
-      if (p.a_type == DType::kE5M2 && p.b_type == DType::kE4M3) return small_m::launch_wgmma_e4m3_e5m2(l);
-    }
-    if (p.a_type == DType::kE4M3 && p.b_type == DType::kE4M3) return small_m::launch_e4m3_e4m3(l);
-    if (p.a_type == DType::kE4M3 && p.b_type == DType::kE5M2) return small_m::launch_e5m2_e4m3(l);
-    if (p.a_type == DType::kE5M2 && p.b_type == DType::kE4M3) return small_m::launch_e4m3_e5m2(l);
+    small_m::LaunchArgs l{p, config_of(t.config), args, stream, device_.sm_count};
+    const bool v3 = l.config.wgmma;
+    if (p.a_type == DType::kE4M3 && p.b_type == DType::kE4M3)
+      return (v3 ? small_m::launch_wgmma_e4m3_e4m3 : small_m::launch_e4m3_e4m3)(l);
+    if (p.a_type == DType::kE4M3 && p.b_type == DType::kE5M2)
+      return (v3 ? small_m::launch_wgmma_e5m2_e4m3 : small_m::launch_e5m2_e4m3)(l);
+    if (p.a_type == DType::kE5M2 && p.b_type == DType::kE4M3)
+      return (v3 ? small_m::launch_wgmma_e4m3_e5m2 : small_m::launch_e4m3_e5m2)(l);
     FP8GEMM_FAIL(kUnsupported, "small_m: dtype pair ", to_string(p.a_type), " x ", to_string(p.b_type),
                  " is not supported");
   }

@@ -18,6 +18,7 @@ struct LaunchArgs {
   Config config;
   GemmArgs args;
   cudaStream_t stream = nullptr;
+  int sm_count = 0;  // of the device the launch runs on (the persistent v3 grid)
 };
 
 // One per (weight type, activation type) pair, each in its own translation unit so that the

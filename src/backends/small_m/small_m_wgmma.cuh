@@ -351,18 +351,6 @@ namespace v3 {
 // {128, box_rows, 1} box and the 128-byte swizzle. Throws Error(kCuda) when encoding fails.
 void encode_kmajor_map(CUtensorMap* map, const void* base, int64_t k, int64_t rows, int64_t batch, int box_rows);
 
-// Multiprocessors of device `dev`, read once per device (the launch path must not query it per call).
-inline int sm_count(int dev) {
-  static std::atomic<int> cached[64] = {};
-  std::atomic<int>& slot = cached[dev & 63];
-  int n = slot.load(std::memory_order_relaxed);
-  if (n == 0) {
-    FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-    slot.store(n, std::memory_order_relaxed);
-  }
-  return n;
-}
-
 template <class WT, class AT, int W, int NP>
 void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   const Problem& pr = l.problem;
@@ -388,7 +376,8 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   cfg.gridDim = dim3(unsigned((pr.n + 64 * W - 1) / (64 * W)), unsigned(c.splitk), unsigned(pr.batch));
   if (c.persist > 0) {
     // persist blocks per SM: that many clusters of splitk blocks, at most one per unit.
-    const int64_t clusters = std::max<int64_t>(1, int64_t(c.persist) * sm_count(dev) / c.splitk);
+    FP8GEMM_REQUIRE(l.sm_count > 0, kInternal, "small_m: the persistent grid needs the device's SM count");
+    const int64_t clusters = std::max<int64_t>(1, int64_t(c.persist) * l.sm_count / c.splitk);
     cfg.gridDim = dim3(unsigned(std::min<int64_t>(kp.units, clusters)), unsigned(c.splitk), 1);
   }
   cfg.blockDim = dim3(unsigned(kThreads<W>));
