@@ -5,12 +5,11 @@
 #   scripts/gpu_acceptance.sh BIN_DIR bench   GPU tests, `check`, and `bench` over the whole
 #                                             DESIGN suite with every tactic of every backend
 #                                             (its `auto` column is untuned: the default table)
-#   scripts/gpu_acceptance.sh BIN_DIR tune    `tune` of the whole suite (timed), then `bench` of
-#                                             auto (from that cache) against every tactic, at the
+#   scripts/gpu_acceptance.sh BIN_DIR tune    `tune` of the whole suite at every M bucket up to
+#                                             16384 (`--m buckets`: the suite's M values and the
+#                                             edges between them; timed), then `bench` of auto
+#                                             (from that cache) against every tactic, at the
 #                                             suite's M values and at M between bucket edges
-#   scripts/gpu_acceptance.sh BIN_DIR tune_edges  `tune` of every bucket edge up to 16384 (the suite's
-#                                             M and the edges between them), timed, then auto
-#                                             between edges from that cache
 #   scripts/gpu_acceptance.sh BIN_DIR torch   the PyTorch pytest suite and bench_torch.py over the
 #                                             whole suite (TORCH_BUNDLE, default
 #                                             build-torch-bundle), reusing $OUT/cache.json if the
@@ -48,7 +47,7 @@ case "$PHASE" in
       --csv "$OUT/suite_large.csv" --json "$OUT/logs/suite_large.json"
     ;;
   tune)
-    step tune timeout 150 "$F" tune --model all --m suite --run-budget-s 150 --cache "$OUT/cache.json" \
+    step tune timeout 180 "$F" tune --model all --m buckets --run-budget-s 170 --cache "$OUT/cache.json" \
       --json "$OUT/logs/tune.json"
     export FP8GEMM_CACHE="$OUT/cache.json"
     step auto_suite timeout 190 "$F" bench --model all --m suite --tactics all \
@@ -58,14 +57,6 @@ case "$PHASE" in
     step explain timeout 20 "$F" explain --shape 6144,4096 --m 40 --cache "$OUT/cache.json"
     unset FP8GEMM_CACHE
     ;;
-  tune_edges)
-    # Every bucket edge up to 16384 (the suite's M plus 768, 1536, 3072, 6144, 12288, which a
-    # suite tune never visits; docs/tuning.md): how long that tune takes, and auto between edges.
-    step tune_edges timeout 240 "$F" tune --model all --m suite,768,1536,3072,6144,12288 --run-budget-s 240 \
-      --cache "$OUT/cache_edges.json" --json "$OUT/logs/tune_edges.json"
-    FP8GEMM_CACHE="$OUT/cache_edges.json" step auto_between_edges timeout 90 "$F" bench --model all \
-      --m 3,12,40,100,200,300,700,3000 --tactics all --csv "$OUT/auto_between_edges.csv"
-    ;;
   torch)
     # gpu_torch_suite.sh writes its own logs; they join ours. bench_torch tunes only the keys
     # the cache lacks (all of them if the tune phase did not run in this call).
@@ -73,7 +64,7 @@ case "$PHASE" in
       "${TORCH_BUNDLE:-build-torch-bundle}" -- --key-budget-ms 100 --run-budget-ms 120000 --cache "$OUT/cache.json"
     cp "$OUT/logs/torch/bench_torch.csv" "$OUT/logs/torch/bench_torch.md" "$OUT/" 2> /dev/null
     ;;
-  *) echo "unknown phase $PHASE (tests, bench, tune, tune_edges, torch)" >&2; exit 2 ;;
+  *) echo "unknown phase $PHASE (tests, bench, tune, torch)" >&2; exit 2 ;;
 esac
 done
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> "$OUT/logs/nvidia-smi.csv" 2>&1

@@ -4,24 +4,29 @@
 Usage (after a tuning run on the H200, with an EMPTY table in the binary so that every
 decision's default is cuBLASLt's heuristic, the floor):
 
-    fp8gemm tune --model all --m suite --cache /tmp/c.json --json tune.json
+    fp8gemm tune --model all --m buckets --cache /tmp/c.json --json tune.json
     python3 scripts/make_default_table.py tune.json [more.json ...] \
         --out src/tune/default_table_sm90.cpp
 
 Use a fresh --cache (or --retune): keys answered from an existing cache carry no measurement
 and are skipped.
 
-A rule is emitted where the measured choice differs from the floor, and where it was timed over
-the whole M bucket (the decision's sampled_ms): the floor is cuBLASLt's heuristic answer at each
-M, which below the edge is another tactic than the one measured. Consecutive M buckets of one
-shape class with the same choice are merged into one M range. Several input files are allowed;
-for a key present in more than one, the last file wins.
+A rule covers an M range [m_lo, m_hi]: each measured decision gives one range per segment of
+its bucket (the bucket's lower edge + 1, or the previous segment's m_max + 1, up to the
+segment's m_max; a decision without segments covers its whole bucket). A range is emitted where
+its choice differs from the floor, and wherever the bucket was timed at M values below the edge
+(sampled_ms): the floor is cuBLASLt's heuristic answer at each M, which below the edge is
+another tactic than the one measured. Consecutive ranges of one shape class with the same
+choice are merged; an untuned bucket between two ranges is covered only when they merge.
+Several input files are allowed; for a key present in more than one, the last file wins.
 """
 import argparse
 import json
 import re
 import sys
 
+EDGES = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096,
+         6144, 8192, 12288, 16384]  # m_bucket_edges() in src/tune/bucket.cpp
 DTYPES = {"e4m3": "D::kE4M3", "e5m2": "D::kE5M2", "bf16": "D::kBF16", "fp16": "D::kFP16"}
 BEGIN = "      // BEGIN GENERATED RULES"
 END = "      // END GENERATED RULES"
@@ -46,8 +51,26 @@ def shape_class(d):
     return (d["a"], d["b"], d["out"], d["batch"], d["n"], d["k"])
 
 
+def bucket_lower(edge):
+    """The largest M of the bucket below `edge` (0 for the first)."""
+    if edge > EDGES[-1]:
+        return edge // 2
+    below = [e for e in EDGES if e < edge]
+    return below[-1] if below else 0
+
+
+def ranges_of(d):
+    """[(m_lo, m_hi, tactic)] of one decision: one per segment, or the whole bucket."""
+    segments = d.get("segments") or [{"m_max": d["m_bucket"], "tactic": d["choice"]}]
+    out, lo = [], bucket_lower(d["m_bucket"]) + 1
+    for s in segments:
+        out.append((lo, s["m_max"], s["tactic"]))
+        lo = s["m_max"] + 1
+    return out
+
+
 def make_rules(decisions):
-    """[(shape class, m_lo, m_hi, tactic)], merging consecutive buckets with the same choice."""
+    """[(shape class, m_lo, m_hi, tactic)], merging consecutive ranges with the same choice."""
     by_class = {}
     for d in decisions:
         if not d.get("measured"):
@@ -55,20 +78,20 @@ def make_rules(decisions):
         by_class.setdefault(shape_class(d), []).append(d)
     rules = []
     for cls in sorted(by_class):
-        ds = sorted(by_class[cls], key=lambda d: d["m_bucket"])
         run = None  # [m_lo, m_hi, tactic]
-        for d in ds:
+        for d in sorted(by_class[cls], key=lambda d: d["m_bucket"]):
             # The floor is cuBLASLt's heuristic at each M, a different tactic at other M of the
             # bucket; a choice timed over the bucket (sampled_ms) is stored even where it equals
             # the floor at the edge, as the tuned cache stores it.
             bucket_wide = bool(d.get("sampled_ms"))
-            tactic = d["choice"] if d["choice"] != d["floor"] or bucket_wide else None
-            if run and tactic == run[2]:
-                run[1] = d["m_bucket"]
-                continue
-            if run and run[2]:
-                rules.append((cls, *run))
-            run = [d["m_bucket"], d["m_bucket"], tactic]
+            for lo, hi, choice in ranges_of(d):
+                tactic = choice if choice != d["floor"] or bucket_wide else None
+                if run and tactic == run[2]:
+                    run[1] = hi
+                    continue
+                if run and run[2]:
+                    rules.append((cls, *run))
+                run = [lo, hi, tactic]
         if run and run[2]:
             rules.append((cls, *run))
     return rules

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,18 @@ struct CandidateReport {
   std::string note;         // why it failed / was skipped / mismatched
 };
 
+// One part of a bucket and its tuned choice: the segment covers (previous m_max, m_max]; the
+// last one ends at the bucket's edge. The tuner times at the edge and at sampled M values below
+// it and decides at each (docs/tuning.md "Segments"); a bucket with one choice has one segment.
+struct ChoiceSegment {
+  int64_t m_max = 0;
+  std::string tactic;          // canonical name of the choice for this segment
+  std::string default_tactic;  // what `auto` ran at m_max without tuning (the reference there)
+  double us = 0;               // the choice's time at m_max
+  double default_us = 0;       // the default's time at m_max
+  std::vector<CandidateReport> candidates;  // what was timed at m_max (below the edge only)
+};
+
 struct Decision {
   Problem problem;          // the tuned problem: M is the bucket's upper edge
   std::string key;          // canonical key string (cache entry key)
@@ -48,8 +61,18 @@ struct Decision {
   bool measured = false;    // false: nothing was timed (budget spent, no challenger, ...)
   double elapsed_ms = 0;    // wall time spent on this key
   std::vector<int64_t> sampled_ms;  // M values below the edge where the finalists were also timed
+  // The choice per part of the bucket, ascending; the last segment's tactic is `choice` (the
+  // edge's). Adjacent segments with the same tactic are merged.
+  std::vector<ChoiceSegment> segments;
+  // Wall time per phase of this key (ms): listing, rounds (short + full at the edge), samples,
+  // output_check. For tuning-speed work; not part of the decision.
+  std::map<std::string, double> phase_ms;
   std::vector<CandidateReport> candidates;
   std::vector<std::string> excluded_backends;  // "name: reason"
+
+  // The tactic this decision assigns to `m` (an M of its bucket): the first segment whose m_max
+  // is >= m; `choice` when there are no segments.
+  const std::string& choice_for(int64_t m) const;
 };
 
 struct TuneOptions {

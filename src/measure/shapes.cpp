@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "core/cuda_check.h"
+#include "fp8gemm/tune.h"
 
 namespace fp8gemm {
 
@@ -65,7 +66,7 @@ std::string trim(const std::string& s) {
 
 constexpr int64_t kMaxM = 2147483647;  // sizes beyond 32 bits are invalid problems anyway
 constexpr size_t kMaxMValues = 4096;  // a spec that expands further is surely a typo
-constexpr const char* kMForms = "accepted: a value (64), suite, lo:hi:xF (1:16384:x2), lo:hi:+S (16:128:+16)";
+constexpr const char* kMForms = "accepted: a value (64), suite, buckets, lo:hi:xF (1:16384:x2), lo:hi:+S (16:128:+16)";
 
 void add_range(const std::string& item, std::vector<int64_t>& out) {
   const std::vector<std::string> parts = split(item, ':');
@@ -133,6 +134,11 @@ std::vector<int64_t> parse_m_spec(const std::string& spec) {
     int64_t v = 0;
     if (item == "suite") {
       out.insert(out.end(), suite_m_values().begin(), suite_m_values().end());
+    } else if (item == "buckets") {
+      // Every M bucket edge up to the suite's largest M: tuning these covers every M in
+      // [1, 16384] with a measured choice (the suite's M values are among them).
+      for (int64_t e : m_bucket_edges())
+        if (e <= suite_m_values().back()) out.push_back(e);
     } else if (item.find(':') != std::string::npos) {
       add_range(item, out);
     } else {

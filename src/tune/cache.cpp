@@ -35,12 +35,26 @@ std::string Validators::mismatch(const Validators& f) const {
   return os.str();
 }
 
-TuneCache::Stored TuneCache::store(const CacheEntry& e) {
-  Stored s{e, std::nullopt};
+namespace {
+std::optional<Tactic> parsed(const std::string& name) {
   try {
-    s.tactic = Tactic::parse(e.tactic);
+    return Tactic::parse(name);
   } catch (const std::exception&) {
+    return std::nullopt;
   }
+}
+}  // namespace
+
+std::vector<CacheSegment> cache_segments(const std::vector<ChoiceSegment>& segments) {
+  if (segments.size() < 2) return {};
+  std::vector<CacheSegment> out;
+  for (const ChoiceSegment& s : segments) out.push_back({s.m_max, s.tactic});
+  return out;
+}
+
+TuneCache::Stored TuneCache::store(const CacheEntry& e) {
+  Stored s{e, parsed(e.tactic), {}};
+  for (const CacheSegment& seg : e.segments) s.segments.emplace_back(seg.m_max, parsed(seg.tactic));
   return s;
 }
 
@@ -51,10 +65,12 @@ std::optional<CacheEntry> TuneCache::find(const TuneKey& key) const {
   return it->second.entry;
 }
 
-std::optional<Tactic> TuneCache::find_tactic(const TuneKey& key) const {
+std::optional<Tactic> TuneCache::find_tactic(const TuneKey& key, int64_t m) const {
   std::shared_lock lock(mutex_);
   auto it = entries_.find(key);
   if (it == entries_.end()) return std::nullopt;
+  for (const auto& [m_max, tactic] : it->second.segments)
+    if (m <= m_max) return tactic;
   return it->second.tactic;
 }
 

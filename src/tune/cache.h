@@ -13,16 +13,27 @@
 #include <vector>
 
 #include "fp8gemm/device.h"
+#include "fp8gemm/tune.h"
 #include "tune/bucket.h"
 
 namespace fp8gemm::tuning {
 
+// Part of a bucket with a choice of its own: (previous segment's m_max, m_max].
+struct CacheSegment {
+  int64_t m_max = 0;
+  std::string tactic;
+  bool operator==(const CacheSegment& o) const { return m_max == o.m_max && tactic == o.tactic; }
+};
+
 struct CacheEntry {
   TuneKey key;
-  std::string tactic;          // canonical name of the choice
+  std::string tactic;          // canonical name of the choice at the bucket's edge
   double us = 0;               // its full-round median when tuned
   std::string default_tactic;  // what it was measured against
   double default_us = 0;
+  // Empty: `tactic` for the whole bucket. Else ascending, the last ending at the edge with
+  // `tactic` (Decision::segments, docs/tuning.md "Segments").
+  std::vector<CacheSegment> segments;
 };
 
 // What a cache file must match to be trusted (PyTorch TunableOp's validators).
@@ -45,9 +56,10 @@ struct Validators {
 class TuneCache {
  public:
   std::optional<CacheEntry> find(const TuneKey& key) const;
-  // The hot path of dispatch: the entry's tactic, parsed once when it was stored; a shared
-  // lock, so concurrent calls do not serialize.
-  std::optional<Tactic> find_tactic(const TuneKey& key) const;
+  // The hot path of dispatch: the entry's tactic for `m` (an M of the key's bucket: the first
+  // segment whose m_max >= m), parsed once when it was stored; a shared lock, so concurrent
+  // calls do not serialize.
+  std::optional<Tactic> find_tactic(const TuneKey& key, int64_t m) const;
   void put(const CacheEntry& e);
   // Adds entries; on a key present in both, `overwrite` decides whose entry stays.
   void merge(const std::vector<CacheEntry>& entries, bool overwrite);
@@ -61,12 +73,16 @@ class TuneCache {
   struct Stored {
     CacheEntry entry;
     std::optional<Tactic> tactic;  // nullopt when the name does not parse (never returned)
+    std::vector<std::pair<int64_t, std::optional<Tactic>>> segments;  // (m_max, parsed tactic)
   };
   static Stored store(const CacheEntry& e);
   mutable std::shared_mutex mutex_;
   std::map<TuneKey, Stored> entries_;
   std::atomic<uint64_t> generation_{1};
 };
+
+// The CacheEntry::segments of a decision: empty when one tactic holds the whole bucket.
+std::vector<CacheSegment> cache_segments(const std::vector<ChoiceSegment>& segments);
 
 // Reading never throws: a file that is missing, unreadable, corrupt, truncated, of another
 // format, library version or GPU yields ok = false and `problem` saying which.

@@ -1,7 +1,9 @@
 // The cache file format (docs/tuning.md "Cache file"):
 // {"format": "fp8gemm-tune-cache", "validators": {...}, "entries": [{"key": ..., "op": ...,
 //   "a": "e4m3", "b": "e4m3", "out": "bf16", "batch": 1, "m_bucket": 16, "n": ..., "k": ...,
-//   "alignment": 16, "tactic": "cublaslt:...", "us": ..., "default": ..., "default_us": ...}]}
+//   "alignment": 16, "tactic": "cublaslt:...", "us": ..., "default": ..., "default_us": ...,
+//   "segments": [{"m_max": 299, "tactic": ...}, ..., {"m_max": 384, "tactic": <tactic>}]}]}
+// ("segments" only where parts of the bucket have choices of their own).
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -45,10 +47,15 @@ Validators validators_from(const json& j) {
 
 json to_json(const CacheEntry& e) {
   const TuneKey& k = e.key;
-  return {{"key", k.to_string()}, {"op", k.op}, {"a", to_string(k.a_type)}, {"b", to_string(k.b_type)},
+  json j = {{"key", k.to_string()}, {"op", k.op}, {"a", to_string(k.a_type)}, {"b", to_string(k.b_type)},
           {"out", to_string(k.out_type)}, {"batch", k.batch}, {"m_bucket", k.m_bucket}, {"n", k.n},
           {"k", k.k}, {"alignment", k.alignment}, {"scale_alignment", k.scale_alignment}, {"tactic", e.tactic}, {"us", e.us},
           {"default", e.default_tactic}, {"default_us", e.default_us}};
+  if (!e.segments.empty()) {
+    j["segments"] = json::array();
+    for (const CacheSegment& s : e.segments) j["segments"].push_back({{"m_max", s.m_max}, {"tactic", s.tactic}});
+  }
+  return j;
 }
 
 CacheEntry entry_from(const json& j) {
@@ -72,6 +79,21 @@ CacheEntry entry_from(const json& j) {
     throw std::runtime_error("entry key '" + j.at("key").get<std::string>() + "' does not match its fields");
   if (m_bucket(e.key.m_bucket) != e.key.m_bucket)
     throw std::runtime_error("entry key '" + e.key.to_string() + "': m_bucket is not a bucket edge");
+  if (j.contains("segments")) {
+    // Ascending inside the bucket, the last one ending at its edge with the entry's tactic.
+    int64_t previous = 0;
+    for (const json& s : j.at("segments")) {
+      CacheSegment seg{s.at("m_max").get<int64_t>(), s.at("tactic").get<std::string>()};
+      if (seg.m_max <= previous || m_bucket(seg.m_max) != e.key.m_bucket)
+        throw std::runtime_error("entry key '" + e.key.to_string() + "': segment m_max " +
+                                 std::to_string(seg.m_max) + " is not ascending inside the bucket");
+      previous = seg.m_max;
+      e.segments.push_back(std::move(seg));
+    }
+    if (e.segments.empty() || e.segments.back().m_max != e.key.m_bucket || e.segments.back().tactic != e.tactic)
+      throw std::runtime_error("entry key '" + e.key.to_string() +
+                               "': the last segment must end at the bucket edge with the entry's tactic");
+  }
   return e;
 }
 

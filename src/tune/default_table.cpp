@@ -13,10 +13,9 @@ const std::vector<DefaultRule>& default_rules(int compute_capability) {
 }
 
 std::optional<Tactic> table_choice(const std::vector<DefaultRule>& rules, const Problem& p) {
-  const int64_t bucket = m_bucket(p.m);
   for (const DefaultRule& r : rules) {
     if (r.a_type == p.a_type && r.b_type == p.b_type && r.out_type == p.out_type && r.batch == p.batch &&
-        r.n == p.n && r.k == p.k && r.m_lo <= bucket && bucket <= r.m_hi)
+        r.n == p.n && r.k == p.k && r.m_lo <= p.m && p.m <= r.m_hi)
       return Tactic::parse(r.tactic);
   }
   return std::nullopt;

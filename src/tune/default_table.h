@@ -12,8 +12,9 @@
 
 namespace fp8gemm::tuning {
 
-// Shape class = (a, b, out dtypes, batch, n, k); M range = [m_lo, m_hi] in bucket edges, i.e. a
-// rule covers every M whose m_bucket() lies in the range (the same buckets as the cache).
+// Shape class = (a, b, out dtypes, batch, n, k); a rule covers every M in [m_lo, m_hi]. Ranges
+// start and end where the tuned cache's buckets or their segments do (a generated table is
+// the tuned choices of one H200 run, merged where neighbours agree).
 struct DefaultRule {
   DType a_type, b_type, out_type;
   int64_t batch, n, k;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -121,17 +122,23 @@ RoundPlan plan_rounds(const Problem& p, size_t n_candidates, const PolicyOptions
   return plan;
 }
 
-std::vector<Tactic> trim_candidates(const std::vector<Tactic>& tactics, size_t keep) {
+std::vector<Tactic> trim_candidates(const std::vector<Tactic>& tactics, size_t keep,
+                                    const std::vector<std::string>& preferred) {
   if (tactics.size() <= keep) return tactics;
+  std::vector<Tactic> out{tactics[0]};
+  std::set<std::string> taken{tactics[0].name()};
+  for (const std::string& name : preferred)
+    for (size_t i = 1; i < tactics.size() && out.size() < keep; ++i)
+      if (tactics[i].name() == name && taken.insert(name).second) out.push_back(tactics[i]);
   std::vector<std::string> order;  // backends in first-seen order
   std::map<std::string, std::vector<const Tactic*>> by_backend;
   for (size_t i = 1; i < tactics.size(); ++i) {
+    if (taken.count(tactics[i].name())) continue;
     auto& list = by_backend[tactics[i].backend];
     if (list.empty()) order.push_back(tactics[i].backend);
     list.push_back(&tactics[i]);
   }
-  std::vector<Tactic> out{tactics[0]};
-  for (size_t rank = 0; out.size() < keep; ++rank)
+  for (size_t rank = 0; out.size() < keep && out.size() < tactics.size(); ++rank)
     for (const std::string& b : order)
       if (rank < by_backend[b].size() && out.size() < keep) out.push_back(*by_backend[b][rank]);
   return out;
@@ -145,9 +152,9 @@ std::vector<int64_t> bucket_sample_ms(int64_t m, int count) {
     if (e < edge) lower = e;
   if (edge > edges.back()) lower = edge / 2;
   std::vector<int64_t> out;
-  // The lowest M first (the farthest from the edge), then evenly spaced points up to the edge.
-  for (int i = 0; i < count; ++i) {
-    const int64_t s = lower + 1 + (edge - lower - 1) * i / count;
+  // Equal parts: each sample's choice covers the part that ends at it, and the edge's the last.
+  for (int i = 1; i <= count; ++i) {
+    const int64_t s = lower + std::max<int64_t>(1, std::llround(double(edge - lower) * i / (count + 1)));
     if (s < edge && (out.empty() || out.back() < s)) out.push_back(s);
   }
   return out;
@@ -155,150 +162,128 @@ std::vector<int64_t> bucket_sample_ms(int64_t m, int count) {
 
 namespace {
 
-// Times over the bucket: the edge (index 0) and each sampled M below it, per tactic.
-struct BucketTimes {
-  std::vector<int64_t> ms;                              // the sampled M values (edge excluded)
-  std::map<std::string, std::vector<double>> times;     // tactic -> [edge, ms...] (INFINITY: failed)
-  std::vector<Timing> newcomers;                        // at the edge, scaled to the main round
-  std::map<std::string, std::string> newcomer_note;     // why each newcomer was added
+// The rule at one M: the fastest challenger that beats the reference by more than `threshold`
+// and whose output matches the reference's at that M; none when no challenger does.
+struct PointRule {
+  const Timing* winner = nullptr;
+  std::vector<const Timing*> faster;     // beat the reference by more than the threshold, best first
+  std::map<std::string, double> diffs;   // output differences of `faster` (INFINITY: failed)
 };
 
-// Measures `tactics` at `q` together with the default (first) and returns each one's median,
-// scaled so that the default's time equals `default_us` (the reference of an earlier round at
-// the same M): separate rounds then compare as if they were one, despite clock drift.
-std::vector<double> measure_scaled(Timer& timer, const Problem& q, const Tactic& def,
-                                   const std::vector<Tactic>& tactics, double default_us) {
-  std::vector<Tactic> list{def};
-  list.insert(list.end(), tactics.begin(), tactics.end());
-  std::vector<double> out(tactics.size(), INFINITY);
+PointRule apply_rule(const Problem& q, const Timing& reference, const std::vector<const Timing*>& challengers,
+                     double threshold, double tolerance, Timer& timer) {
+  PointRule r;
+  if (!reference.ok) return r;
+  // Ties keep candidate order (stable sort), so a tie never depends on timing order.
+  for (const Timing* t : challengers)
+    if (t->ok && t->median_us < reference.median_us * (1.0 - threshold)) r.faster.push_back(t);
+  std::stable_sort(r.faster.begin(), r.faster.end(),
+                   [](const Timing* x, const Timing* y) { return x->median_us < y->median_us; });
+  if (r.faster.empty()) return r;
+  std::vector<Tactic> to_compare;
+  for (const Timing* t : r.faster) to_compare.push_back(t->tactic);
+  try {
+    const std::vector<double> d = timer.compare_outputs(q, reference.tactic, to_compare);
+    for (size_t i = 0; i < to_compare.size() && i < d.size(); ++i) r.diffs[to_compare[i].name()] = d[i];
+  } catch (const std::exception&) {
+  }
+  for (const Timing* t : r.faster) {
+    auto it = r.diffs.find(t->tactic.name());
+    if (it != r.diffs.end() && it->second <= tolerance) {  // NaN fails this comparison too
+      r.winner = t;
+      break;
+    }
+  }
+  return r;
+}
+
+CandidateReport report_of(const Timing& t, const PointRule& rule, double tolerance, const std::string& note) {
+  auto it = rule.diffs.find(t.tactic.name());
+  const bool mismatch = it != rule.diffs.end() && !(it->second <= tolerance);
+  if (!t.ok) return {t.tactic.name(), "failed", 0, -1, t.error};
+  return {t.tactic.name(), mismatch ? "mismatch" : "finalist", t.median_us, it == rule.diffs.end() ? -1 : it->second,
+          mismatch ? "output differs from the default's by " + std::to_string(it->second) + " (tolerance " +
+                         std::to_string(tolerance) + ")"
+                   : note};
+}
+
+// Times the reference at `q` (what `auto` runs there untuned), the edge's best finalists and
+// tactics listed only at `q` ("newcomers"), as many as the budget allows, and applies the rule
+// there. nullopt when the budget does not allow the reference and one challenger.
+std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vector<Backend*>& backends,
+                                              const Tactic& reference, const std::vector<Tactic>& from_edge,
+                                              const std::vector<Tactic>& pruned_at_edge,
+                                              const std::set<std::string>& listed_at_edge, double budget_us,
+                                              double threshold, Timer& timer, const PolicyOptions& o) {
+  const double t = estimate_call_us(q);
+  const double per_tactic_us = 6.0 * expected_calls(t) * t;  // warm-up + 5 replays
+  const size_t fit = size_t(std::floor(budget_us / per_tactic_us));
+  if (fit < 2) return std::nullopt;
+
+  std::set<std::string> in{reference.name()};
+  std::vector<Tactic> edge_part, pruned_part;
+  for (const Tactic& e : from_edge)
+    if (int(edge_part.size()) < o.sampled_finalists && in.insert(e.name()).second) edge_part.push_back(e);
+  for (const Tactic& e : pruned_at_edge)
+    if (int(pruned_part.size()) < o.sampled_pruned && in.insert(e.name()).second) pruned_part.push_back(e);
+  std::vector<Tactic> new_part;
+  if (o.sample_newcomers > 0) {
+    std::vector<Tactic> fresh{reference};
+    for (const Tactic& c : gather_candidates(q, backends, reference, o.backends).tactics)
+      if (!listed_at_edge.count(c.name()) && !in.count(c.name())) fresh.push_back(c);
+    fresh = trim_candidates(fresh, size_t(o.sample_newcomers) + 1);
+    new_part.assign(fresh.begin() + 1, fresh.end());
+  }
+  // Over the budget: half the room (at least) for the edge's best, the rest for newcomers,
+  // then the fastest of those the edge's short round pruned, as room allows.
+  const size_t room = fit - 1;
+  size_t n_new = std::min(new_part.size(), room / 2);
+  const size_t n_edge = std::min(edge_part.size(), room - n_new);
+  n_new = std::min(new_part.size(), room - n_edge);
+  const size_t n_pruned = std::min(pruned_part.size(), room - n_edge - n_new);
+  std::vector<Tactic> list{reference};
+  list.insert(list.end(), edge_part.begin(), edge_part.begin() + long(n_edge));
+  list.insert(list.end(), new_part.begin(), new_part.begin() + long(n_new));
+  list.insert(list.end(), pruned_part.begin(), pruned_part.begin() + long(n_pruned));
+  const std::set<std::string> newcomers = [&] {
+    std::set<std::string> n;
+    for (size_t i = 0; i < n_new; ++i) n.insert(new_part[i].name());
+    return n;
+  }();
+  if (list.size() < 2) return std::nullopt;
+
   std::vector<Timing> r;
   try {
     r = timer.measure(q, list, MeasureOptions{0, 5, 1});
   } catch (const std::exception&) {
-    return out;
+    return std::nullopt;
   }
-  const double scale = r.size() == list.size() && r[0].ok && r[0].median_us > 0 && std::isfinite(default_us)
-                           ? default_us / r[0].median_us
-                           : 1.0;
-  for (size_t i = 0; i < tactics.size() && i + 1 < r.size(); ++i)
-    if (r[i + 1].ok) out[i] = r[i + 1].median_us * scale;
+  if (r.size() != list.size() || !r[0].ok) return std::nullopt;
+  std::vector<const Timing*> challengers;
+  for (size_t i = 1; i < r.size(); ++i) challengers.push_back(&r[i]);
+  const PointRule rule = apply_rule(q, r[0], challengers, threshold, o.output_tolerance, timer);
+
+  ChoiceSegment s;
+  s.m_max = q.m;
+  s.default_tactic = reference.name();
+  s.default_us = r[0].median_us;
+  s.tactic = rule.winner ? rule.winner->tactic.name() : reference.name();
+  s.us = rule.winner ? rule.winner->median_us : r[0].median_us;
+  s.candidates.push_back({reference.name(), "default", r[0].median_us, 0, ""});
+  for (const Timing* c : challengers)
+    s.candidates.push_back(report_of(*c, rule, o.output_tolerance,
+                                     newcomers.count(c->tactic.name()) ? "listed at this M, not at the edge" : ""));
+  return s;
+}
+
+// Adjacent segments with the same tactic become one (the upper one's times stay).
+std::vector<ChoiceSegment> merged(std::vector<ChoiceSegment> in) {
+  std::vector<ChoiceSegment> out;
+  for (ChoiceSegment& s : in) {
+    if (!out.empty() && out.back().tactic == s.tactic) out.pop_back();
+    out.push_back(std::move(s));
+  }
   return out;
-}
-
-// The finalists (best first, with the default) timed at the sampled M values of the bucket.
-// Backends may list other tactics at those M (cuBLASLt's heuristic answers per M): the ones
-// not listed at the edge are timed there too, and those that beat every sampled tactic at
-// their M ("newcomers", at most two per M) are then timed at the edge and the other M values,
-// so that a tactic that only the lower M's list holds can still be chosen for the bucket.
-BucketTimes time_over_bucket(const Problem& problem, const std::vector<Backend*>& backends, const Tactic& def,
-                             const RoundResult& rr, const std::vector<Tactic>& listed_at_edge, Timer& timer,
-                             const PolicyOptions& o) {
-  BucketTimes bt;
-  std::vector<const Timing*> sampled{&rr.reference};
-  std::vector<const Timing*> by_time;
-  for (const Timing& t : rr.finalists)
-    if (t.ok) by_time.push_back(&t);
-  std::stable_sort(by_time.begin(), by_time.end(),
-                   [](const Timing* x, const Timing* y) { return x->median_us < y->median_us; });
-  for (const Timing* t : by_time)
-    if (int(sampled.size()) <= o.sampled_finalists) sampled.push_back(t);
-  for (const Timing* t : sampled) bt.times[t->tactic.name()].push_back(t->median_us);
-  std::vector<int64_t> ms = bucket_sample_ms(problem.m, o.bucket_samples);
-  if (sampled.size() < 2 || !rr.reference.ok) return bt;
-
-  std::set<std::string> known;
-  for (const Tactic& t : listed_at_edge) known.insert(t.name());
-  std::vector<Tactic> promoted;          // newcomers, in the order found
-  std::vector<std::map<std::string, double>> promoted_at;  // per sampled M: newcomer -> time
-  for (int64_t m : ms) {
-    Problem q = problem;
-    q.m = m;
-    std::vector<Tactic> tactics;
-    for (const Timing* t : sampled) tactics.push_back(t->tactic);
-    const size_t n_sampled = tactics.size();
-    if (o.sample_newcomers > 0) {
-      std::vector<Tactic> fresh;
-      for (const Tactic& t : gather_candidates(q, backends, def, o.backends).tactics)
-        if (!known.count(t.name()) && can_run(backends, problem, t)) fresh.push_back(t);  // runs at the edge
-      fresh.insert(fresh.begin(), def);  // trim_candidates keeps the first entry
-      fresh = trim_candidates(fresh, size_t(o.sample_newcomers) + 1);
-      tactics.insert(tactics.end(), fresh.begin() + 1, fresh.end());
-    }
-    std::vector<Timing> r;
-    try {
-      r = timer.measure(q, tactics, MeasureOptions{0, 5, 1});
-    } catch (const std::exception&) {
-      r.clear();
-    }
-    auto time_of = [&](size_t i) { return i < r.size() && r[i].ok ? r[i].median_us : INFINITY; };
-    double best_sampled = INFINITY;
-    for (size_t i = 0; i < n_sampled; ++i) {
-      bt.times[sampled[i]->tactic.name()].push_back(time_of(i));
-      best_sampled = std::min(best_sampled, time_of(i));
-    }
-    std::vector<std::pair<double, size_t>> better;  // newcomers faster than every sampled tactic
-    for (size_t i = n_sampled; i < tactics.size(); ++i) {
-      known.insert(tactics[i].name());
-      if (time_of(i) < best_sampled) better.push_back({time_of(i), i});
-    }
-    std::stable_sort(better.begin(), better.end());
-    promoted_at.emplace_back();
-    for (size_t j = 0; j < better.size() && j < 2; ++j) {
-      const Tactic& t = tactics[better[j].second];
-      promoted.push_back(t);
-      promoted_at.back()[t.name()] = better[j].first;
-      bt.newcomer_note[t.name()] = "listed at M=" + std::to_string(m) + ", not at the edge";
-    }
-    bt.ms.push_back(m);
-  }
-  if (promoted.empty()) return bt;
-
-  // The newcomers at the edge (scaled to the main round's default) and at every sampled M
-  // where they were not timed yet (scaled to that M's default time).
-  const std::vector<double> edge = measure_scaled(timer, problem, def, promoted, rr.reference.median_us);
-  for (size_t i = 0; i < promoted.size(); ++i) {
-    bt.times[promoted[i].name()] = {edge[i]};
-    Timing t;
-    t.tactic = promoted[i];
-    t.ok = std::isfinite(edge[i]);
-    t.median_us = edge[i];
-    if (!t.ok) t.error = "failed at the bucket edge";
-    bt.newcomers.push_back(t);
-  }
-  for (size_t s = 0; s < bt.ms.size(); ++s) {
-    Problem q = problem;
-    q.m = bt.ms[s];
-    std::vector<Tactic> missing;
-    for (const Tactic& t : promoted)
-      if (!promoted_at[s].count(t.name())) missing.push_back(t);
-    const std::vector<double> r = measure_scaled(timer, q, def, missing, bt.times[def.name()][s + 1]);
-    for (size_t i = 0; i < missing.size(); ++i) promoted_at[s][missing[i].name()] = r[i];
-    for (const Tactic& t : promoted) bt.times[t.name()].push_back(promoted_at[s].at(t.name()));
-  }
-  return bt;
-}
-
-// Each tactic's regret over the bucket: its time over the fastest tactic's at each M, averaged
-// geometrically with the edge weighted as much as all sampled M together (the edge is the M
-// that tuning and the suite use; the samples stand for the M values between edges). A mean,
-// not the worst case: where no single tactic is near the best at every M of a bucket (cuBLASLt's
-// tiles are cut to M), the worst case picked tactics that were 15-25% slow at the edge on the
-// H200 to save a sampled M; the mean is what the geomean targets measure.
-std::map<std::string, double> bucket_regrets(const BucketTimes& bt) {
-  std::map<std::string, double> log_sum;
-  const size_t n_ms = 1 + bt.ms.size();
-  const double edge_weight = std::max<double>(1.0, double(bt.ms.size()));
-  for (size_t s = 0; s < n_ms; ++s) {
-    double best = INFINITY;
-    for (auto& [name, v] : bt.times)
-      if (s < v.size()) best = std::min(best, v[s]);
-    const double w = s == 0 ? edge_weight : 1.0;
-    for (auto& [name, v] : bt.times)
-      log_sum[name] += w * (s < v.size() ? std::log(v[s] / best) : INFINITY);
-  }
-  std::map<std::string, double> regret;
-  for (auto& [name, l] : log_sum) regret[name] = std::exp(l / (edge_weight + double(bt.ms.size())));
-  return regret;
 }
 
 }  // namespace
@@ -308,7 +293,13 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
                 const PolicyOptions& o) {
   const auto clock = o.clock_ms ? o.clock_ms : std::function<double()>(steady_ms);
   const double start = clock();
+  double phase_start = start;
   Decision d;
+  auto phase = [&](const char* name) {
+    const double now = clock();
+    d.phase_ms[name] += now - phase_start;
+    phase_start = now;
+  };
   d.problem = problem;
   d.key = key_of(problem).to_string();
   d.default_tactic = default_tactic.name();
@@ -317,18 +308,21 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
   auto finish = [&](std::string reason) {
     d.reason = std::move(reason);
     d.elapsed_ms = clock() - start;
+    if (d.segments.empty())
+      d.segments.push_back({problem.m, d.choice, d.default_tactic, d.choice_us, d.default_us, {}});
     return d;
   };
 
   Candidates all = gather_candidates(problem, backends, default_tactic, o.backends);
   d.excluded_backends = all.excluded_backends;
+  phase("listing");
   if (all.tactics.size() < 2) {
     d.candidates.push_back({d.default_tactic, "default", 0, -1, "not measured"});
     return finish("kept the default: no other tactic can run this problem");
   }
 
   const RoundPlan plan = plan_rounds(problem, all.tactics.size(), o);
-  const std::vector<Tactic> measured = trim_candidates(all.tactics, plan.keep);
+  const std::vector<Tactic> measured = trim_candidates(all.tactics, plan.keep, o.preferred);
   std::set<std::string> kept;
   for (const Tactic& t : measured) kept.insert(t.name());
 
@@ -339,10 +333,12 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
     d.candidates.push_back({d.default_tactic, "default", 0, -1, "not measured"});
     return finish(std::string("kept the default: measuring failed: ") + e.what());
   }
+  phase("rounds");
   d.measured = true;
   d.noise = rr.noise;
   d.threshold = std::max(o.min_gain, o.noise_factor * rr.noise);
   d.default_us = rr.reference.median_us;
+  d.choice_us = d.default_us;
   d.candidates.push_back({d.default_tactic, "default", rr.reference.median_us, 0,
                           rr.reference.ok ? "" : rr.reference.error});
   for (const Timing& t : rr.pruned)
@@ -354,84 +350,76 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
     return finish("kept the default: it failed to run (" + rr.reference.error +
                   "), so no challenger's output can be checked against it");
 
-  // Regret over the bucket: each candidate's time over the fastest time at the edge and at the
-  // sampled M values below it (bucket_regrets). Without samples this orders exactly as the edge
-  // times do, so the rule below is then the plain one.
-  BucketTimes bt = time_over_bucket(problem, backends, default_tactic, rr, all.tactics, timer, o);
-  d.sampled_ms = bt.ms;
-  std::map<std::string, double> regret = bucket_regrets(bt);
-  for (const Timing& t : rr.finalists)  // finalists not sampled: judged at the edge only
-    if (t.ok && !regret.count(t.tactic.name())) regret[t.tactic.name()] = INFINITY;
-  // Newcomers (listed only below the edge) compete with the edge's finalists.
-  std::vector<Timing> contenders = rr.finalists;
-  for (const Timing& t : bt.newcomers) contenders.push_back(t);
-  const double default_regret = regret[d.default_tactic];
+  // The edge: the plain rule over the full round.
+  std::vector<const Timing*> finalists;
+  for (const Timing& t : rr.finalists) finalists.push_back(&t);
+  const PointRule edge = apply_rule(problem, rr.reference, finalists, d.threshold, o.output_tolerance, timer);
+  for (const Timing& t : rr.finalists) d.candidates.push_back(report_of(t, edge, o.output_tolerance, ""));
+  if (edge.winner) {
+    d.choice = edge.winner->tactic.name();
+    d.choice_us = edge.winner->median_us;
+  }
+  phase("output_check");
 
-  // Challengers whose regret over the bucket beats the default's by more than the threshold, best first;
-  // ties keep candidate order (stable sort), so a tie never depends on timing order.
-  std::vector<const Timing*> faster;
-  for (const Timing& t : contenders)
-    if (t.ok && regret[t.tactic.name()] < default_regret * (1.0 - d.threshold)) faster.push_back(&t);
-  std::stable_sort(faster.begin(), faster.end(), [&](const Timing* x, const Timing* y) {
-    return regret[x->tactic.name()] < regret[y->tactic.name()];
-  });
-
-  std::map<std::string, double> diffs;
-  if (!faster.empty()) {
-    std::vector<Tactic> to_compare;
-    for (const Timing* t : faster) to_compare.push_back(t->tactic);
-    try {
-      const std::vector<double> r = timer.compare_outputs(problem, default_tactic, to_compare);
-      for (size_t i = 0; i < to_compare.size() && i < r.size(); ++i) diffs[to_compare[i].name()] = r[i];
-    } catch (const std::exception& e) {
-      for (const Tactic& t : to_compare) diffs[t.name()] = INFINITY;
+  // Below the edge: each sampled M gets the rule too, over the edge's best finalists (fastest
+  // first), the edge's default and what the backends list only there; its choice covers the
+  // part of the bucket that ends at it. A tactic that wins at the edge may lose a wave or its
+  // tile fit lower down (H200: 1.26x at M=300 of llama70b.gate_up with one choice per bucket).
+  std::vector<ChoiceSegment> segments;
+  const std::vector<int64_t> ms = bucket_sample_ms(problem.m, o.bucket_samples);
+  if (!ms.empty()) {
+    std::vector<const Timing*> by_time(finalists);
+    std::stable_sort(by_time.begin(), by_time.end(),
+                     [](const Timing* x, const Timing* y) { return x->median_us < y->median_us; });
+    std::vector<Tactic> from_edge{default_tactic};
+    for (const Timing* t : by_time) from_edge.push_back(t->tactic);
+    std::vector<const Timing*> pruned_by_time;
+    for (const Timing& t : rr.pruned)
+      if (t.ok) pruned_by_time.push_back(&t);
+    std::stable_sort(pruned_by_time.begin(), pruned_by_time.end(),
+                     [](const Timing* x, const Timing* y) { return x->median_us < y->median_us; });
+    std::vector<Tactic> pruned_at_edge;
+    for (const Timing* t : pruned_by_time) pruned_at_edge.push_back(t->tactic);
+    std::set<std::string> listed_at_edge;
+    for (const Tactic& t : all.tactics) listed_at_edge.insert(t.name());
+    const double budget_us = o.key_budget_ms * 1e3 / double(ms.size());
+    for (int64_t m : ms) {
+      Problem q = problem;
+      q.m = m;
+      const Tactic reference = o.default_at ? o.default_at(q) : default_tactic;
+      if (auto s = decide_at_sample(q, backends, reference, from_edge, pruned_at_edge, listed_at_edge, budget_us,
+                                    d.threshold, timer, o)) {
+        d.sampled_ms.push_back(m);
+        segments.push_back(std::move(*s));
+      }
     }
   }
-
-  const Timing* winner = nullptr;
-  for (const Timing* t : faster) {
-    const double diff = diffs.count(t->tactic.name()) ? diffs[t->tactic.name()] : INFINITY;
-    if (diff <= o.output_tolerance) {  // NaN fails this comparison too
-      winner = t;
-      break;
-    }
-  }
-  for (const Timing& t : contenders) {
-    auto it = diffs.find(t.tactic.name());
-    const double diff = it == diffs.end() ? -1 : it->second;
-    const bool mismatch = it != diffs.end() && !(diff <= o.output_tolerance);
-    const bool newcomer = bt.newcomer_note.count(t.tactic.name()) > 0;
-    d.candidates.push_back({t.tactic.name(), mismatch ? "mismatch" : "finalist", t.median_us, diff,
-                            mismatch ? "output differs from the default's by " + std::to_string(diff) +
-                                           " (tolerance " + std::to_string(o.output_tolerance) + ")"
-                                     : newcomer ? bt.newcomer_note.at(t.tactic.name()) : ""});
-  }
+  phase("samples");
+  segments.push_back({problem.m, d.choice, d.default_tactic, d.choice_us, d.default_us, {}});
+  d.segments = merged(std::move(segments));
 
   const std::string rule = "max(" + percent(o.min_gain) + ", " + std::to_string(o.noise_factor).substr(0, 3) +
                            "x noise " + percent(rr.noise) + ") = " + percent(d.threshold);
-  std::string over;
-  for (int64_t m : d.sampled_ms) over += (over.empty() ? " (also timed at M=" : ",") + std::to_string(m);
-  if (!over.empty()) over += ")";
-  if (winner) {
-    d.choice = winner->tactic.name();
-    d.choice_us = winner->median_us;
-    return finish(d.choice + " is " + percent(1.0 - winner->median_us / d.default_us) +
-                  " faster than the default at the bucket edge (" + us(winner->median_us) + " vs " +
-                  us(d.default_us) + "); its mean ratio to the best over the bucket" + over + " is " +
-                  std::to_string(regret[d.choice]).substr(0, 5) + " against the default's " +
-                  std::to_string(default_regret).substr(0, 5) + ", beyond " + rule +
-                  ", and its output matches the default's");
+  std::string below;
+  for (size_t i = 0; i + 1 < d.segments.size(); ++i) {
+    const ChoiceSegment& s = d.segments[i];
+    below += (below.empty() ? "; below the edge, " : ", ") + std::string("M<=") + std::to_string(s.m_max) + ": " +
+             (s.tactic == s.default_tactic ? "its default"
+                                           : s.tactic + " (" + percent(1.0 - s.us / s.default_us) + " faster there)");
   }
-  d.choice_us = d.default_us;
-  if (!faster.empty())
-    return finish("kept the default: every challenger faster by more than " + rule +
-                  " produced a different output");
+  if (edge.winner)
+    return finish(d.choice + " is " + percent(1.0 - d.choice_us / d.default_us) + " faster than the default (" +
+                  us(d.choice_us) + " vs " + us(d.default_us) + "), beyond " + rule +
+                  ", and its output matches the default's" + below);
+  if (!edge.faster.empty())
+    return finish("kept the default: every challenger faster by more than " + rule + " produced a different output" +
+                  below);
   const Timing* best = nullptr;
-  for (const Timing& t : contenders)
+  for (const Timing& t : rr.finalists)
     if (t.ok && (!best || t.median_us < best->median_us)) best = &t;
-  if (!best) return finish("kept the default: no challenger survived the short round");
+  if (!best) return finish("kept the default: no challenger survived the short round" + below);
   return finish("kept the default: the best challenger " + best->tactic.name() + " (" + us(best->median_us) +
-                ") is not faster by more than " + rule);
+                ") is not faster by more than " + rule + below);
 }
 
 }  // namespace fp8gemm::tuning

@@ -22,14 +22,23 @@ struct PolicyOptions {
   std::vector<std::string> backends;  // challengers only from these (empty: all)
   RoundOptions rounds;                // prune_ratio, max_finalists, full-round replays
   // The choice must hold for every M of the bucket, not only its upper edge: the finalists
-  // are also timed at these many M values below the edge (lowest M of the bucket, middle),
-  // and the tactic with the smallest mean ratio to the best over those M and the edge wins
-  // (the edge weighted as much as the samples together).
+  // (best first, at most `sampled_finalists`, within the key budget again) are also timed at
+  // `bucket_samples` M values below the edge, and each sampled M gets its own choice for the
+  // part of the bucket from the sample below it (docs/tuning.md "Segments").
   int bucket_samples = 2;
-  int sampled_finalists = 6;          // finalists (plus the default) timed at the other M values
+  int sampled_finalists = 6;
+  // Then up to this many of the candidates the edge's short round pruned, fastest first: a
+  // tile that wastes a wave at the edge may be the best fit lower in the bucket.
+  int sampled_pruned = 4;
   // Tactics a backend lists at a sampled M but not at the edge (cuBLASLt's heuristic answers
   // per M) also timed there, at most this many per M; 0: only the edge's candidates compete.
   int sample_newcomers = 4;
+  // What `auto` runs at an M without tuning (the reference there: table or floor); empty: the
+  // edge's default at every M.
+  std::function<Tactic(const Problem&)> default_at;
+  // Tactics to try first after the default (e.g. the neighbouring bucket's finalists): under a
+  // tight key budget the likeliest winners are then measured before the others.
+  std::vector<std::string> preferred;
   std::function<double()> clock_ms;   // wall clock (injectable for tests); empty: steady_clock
 };
 
@@ -57,14 +66,16 @@ struct RoundPlan {
 };
 RoundPlan plan_rounds(const Problem& p, size_t n_candidates, const PolicyOptions& o);
 
-// The candidates that fit the plan: the default, then the backends' tactics interleaved
-// (each backend's first, then each one's second, ...), since every backend lists its own
-// likeliest tactics first (cuBLASLt: heuristic order).
-std::vector<Tactic> trim_candidates(const std::vector<Tactic>& tactics, size_t keep);
+// The candidates that fit the plan: the default, then the preferred ones (in their order, those
+// listed), then the backends' tactics interleaved (each backend's first, then each one's
+// second, ...), since every backend lists its own likeliest tactics first (cuBLASLt: heuristic
+// order).
+std::vector<Tactic> trim_candidates(const std::vector<Tactic>& tactics, size_t keep,
+                                    const std::vector<std::string>& preferred = {});
 
-// M values, besides the bucket's upper edge `m`, at which the finalists are timed: the bucket's
-// lowest M and its middle (distinct, ascending, at most `count`). Tactics listed only at those
-// M join there, and the best of them are timed over the whole bucket (see decide()).
+// M values below the bucket's upper edge `m` at which the finalists are also timed: `count`
+// points splitting the bucket (lower, edge] into equal parts (distinct, ascending). Each one's
+// choice covers the M values from the previous point (exclusive) up to it.
 std::vector<int64_t> bucket_sample_ms(int64_t m, int count);
 
 // Measures and decides one key. `problem` is the key's representative problem. Never throws

@@ -16,17 +16,26 @@ std::string decisions_to_json(const std::vector<Decision>& decisions, const Devi
               {"decisions", json::array()}};
   for (const Decision& d : decisions) {
     const Problem& p = d.problem;
-    json cands = json::array();
-    for (const CandidateReport& c : d.candidates)
-      cands.push_back({{"tactic", c.tactic}, {"status", c.status}, {"us", c.time_us},
-                       {"output_diff", c.output_diff}, {"note", c.note}});
+    auto reports = [](const std::vector<CandidateReport>& rs) {
+      json a = json::array();
+      for (const CandidateReport& c : rs)
+        a.push_back({{"tactic", c.tactic}, {"status", c.status}, {"us", c.time_us}, {"output_diff", c.output_diff},
+                     {"note", c.note}});
+      return a;
+    };
+    const json cands = reports(d.candidates);
+    json segments = json::array();
+    for (const ChoiceSegment& s : d.segments)
+      segments.push_back({{"m_max", s.m_max}, {"tactic", s.tactic}, {"default", s.default_tactic}, {"us", s.us},
+                          {"default_us", s.default_us}, {"candidates", reports(s.candidates)}});
     out["decisions"].push_back({{"key", d.key}, {"m_bucket", p.m}, {"n", p.n}, {"k", p.k},
                                 {"a", to_string(p.a_type)}, {"b", to_string(p.b_type)},
                                 {"out", to_string(p.out_type)}, {"batch", p.batch}, {"alignment", p.alignment},
                                 {"default", d.default_tactic}, {"floor", d.floor_tactic}, {"choice", d.choice},
                                 {"default_us", d.default_us}, {"choice_us", d.choice_us}, {"noise", d.noise},
                                 {"threshold", d.threshold}, {"reason", d.reason}, {"measured", d.measured},
-                                {"elapsed_ms", d.elapsed_ms}, {"sampled_ms", d.sampled_ms}, {"candidates", cands},
+                                {"elapsed_ms", d.elapsed_ms}, {"sampled_ms", d.sampled_ms}, {"segments", segments},
+                                {"phase_ms", d.phase_ms}, {"candidates", cands},
                                 {"excluded_backends", d.excluded_backends}});
   }
   return out.dump(1) + "\n";
@@ -60,7 +69,27 @@ std::string explain_text(const Decision& d) {
     os << "\n";
   }
   for (const std::string& e : d.excluded_backends) os << "excluded  " << e << "\n";
-  os << "\nchoice    " << d.choice << "\nreason    " << d.reason << "\n";
+  for (size_t i = 0; i + 1 < d.segments.size(); ++i) {  // below the edge, each sampled M's own rule
+    const ChoiceSegment& s = d.segments[i];
+    os << "\nat M=" << s.m_max << " (covers M up to it; default " << s.default_tactic << ")\n";
+    for (const CandidateReport& c : s.candidates) {
+      os << std::setw(11) << std::setprecision(3) << c.time_us << "  ";
+      if (c.time_us > 0 && s.default_us > 0)
+        os << std::setw(7) << std::setprecision(3) << c.time_us / s.default_us << "x  ";
+      else
+        os << std::setw(8) << "-" << "  ";
+      os << std::left << std::setw(9) << c.status << c.tactic << std::right;
+      if (c.tactic == s.tactic) os << "   <== choice";
+      if (!c.note.empty()) os << "   (" << c.note << ")";
+      os << "\n";
+    }
+  }
+  os << "\nchoice    " << d.choice << "\n";
+  if (d.segments.size() > 1)
+    for (size_t i = 0; i < d.segments.size(); ++i)
+      os << (i == 0 ? "segments  " : "          ") << "M<=" << d.segments[i].m_max << ": " << d.segments[i].tactic
+         << "\n";
+  os << "reason    " << d.reason << "\n";
   return os.str();
 }
 

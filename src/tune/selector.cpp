@@ -1,5 +1,6 @@
 #include "tune/selector.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "tune/warnings.h"
@@ -13,6 +14,22 @@ bool belongs(const Tactic& t, const std::string& backend) { return backend == "a
 double steady_ms() {
   using namespace std::chrono;
   return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+// A decision's choices (segments, edge last first) and its fastest finalists at the edge.
+std::vector<std::string> best_of(const Decision& d) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& name) {
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  };
+  for (auto it = d.segments.rbegin(); it != d.segments.rend(); ++it) add(it->tactic);
+  std::vector<const CandidateReport*> finalists;
+  for (const CandidateReport& c : d.candidates)
+    if (c.status == "finalist") finalists.push_back(&c);
+  std::stable_sort(finalists.begin(), finalists.end(),
+                   [](const CandidateReport* x, const CandidateReport* y) { return x->time_us < y->time_us; });
+  for (size_t i = 0; i < finalists.size() && i < 4; ++i) add(finalists[i]->tactic);
+  return out;
 }
 
 }  // namespace
@@ -38,7 +55,7 @@ Tactic TuningSelector::default_for(const Problem& p) {
 
 std::optional<Tactic> TuningSelector::select(const Problem& p, const std::string& backend, cudaStream_t stream) {
   const TuneKey key = key_of(p);  // the same bucket function as tuning (fault 2)
-  if (auto t = cache_.find_tactic(key)) {
+  if (auto t = cache_.find_tactic(key, p.m)) {
     if (belongs(*t, backend)) return t;
     return std::nullopt;  // a named backend other than the tuned choice's: its own default
   }
@@ -54,7 +71,7 @@ std::optional<Tactic> TuningSelector::select(const Problem& p, const std::string
 std::optional<Tactic> TuningSelector::tune_lazily(const Problem& p) {
   const TuneKey key = key_of(p);
   std::lock_guard lock(tune_mutex_);
-  if (auto t = cache_.find_tactic(key)) return t;  // another thread tuned it meanwhile
+  if (auto t = cache_.find_tactic(key, p.m)) return t;  // another thread tuned it meanwhile
   if (failed_keys_.count(key.to_string())) return std::nullopt;
   try {
     if (!lazy_timer_) lazy_timer_ = config_.make_timer();
@@ -66,7 +83,7 @@ std::optional<Tactic> TuningSelector::tune_lazily(const Problem& p) {
         warn_once("save:" + config_.cache_path, std::string("cannot save the tuning cache: ") + e.what());
       }
     }
-    return Tactic::parse(d.choice);
+    return Tactic::parse(d.choice_for(p.m));
   } catch (const std::exception& e) {
     failed_keys_.insert(key.to_string());
     warn_once("lazy:" + key.to_string(), "tuning " + key.to_string() + " failed, using the default: " + e.what());
@@ -85,8 +102,13 @@ std::vector<Decision> TuningSelector::tune_locked(const std::vector<Problem>& pr
   const auto clock = config_.clock_ms ? config_.clock_ms : std::function<double()>(steady_ms);
   PolicyOptions po = policy_options(options);
   po.clock_ms = clock;
+  po.default_at = [this](const Problem& q) { return default_for(q); };
   const double start = clock();
   std::map<std::string, Decision> by_key;  // a key met twice in one run is tuned once
+  // Per shape (the key without its M bucket): the last tuned bucket's choices and best
+  // finalists, tried first at the next bucket of that shape (under a tight key budget, at large
+  // M, only a few candidates are measured; neighbouring buckets mostly share their best).
+  std::map<std::string, std::vector<std::string>> neighbour_best;
   std::vector<Decision> out;
   for (size_t i = 0; i < problems.size(); ++i) {
     const TuneKey key = key_of(problems[i]);
@@ -101,6 +123,7 @@ std::vector<Decision> TuningSelector::tune_locked(const std::vector<Problem>& pr
       d.choice = e->tactic;
       d.choice_us = e->us;
       d.default_us = e->default_us;
+      for (const CacheSegment& s : e->segments) d.segments.push_back({s.m_max, s.tactic, "", 0, 0, {}});
       d.reason = "already in the cache (use retune to measure again)";
     } else if (options.run_budget_ms > 0 && clock() - start >= options.run_budget_ms) {
       d.problem = rep;
@@ -110,8 +133,14 @@ std::vector<Decision> TuningSelector::tune_locked(const std::vector<Problem>& pr
       d.reason = "kept the default: the run's time budget was spent before this key";
     } else {
       const Tactic def = default_for(rep);
+      TuneKey shape = key;
+      shape.m_bucket = 0;
+      po.preferred = neighbour_best[shape.to_string()];
       d = decide(rep, config_.backends, def, floor_choice(config_.backends, rep), timer, po);
-      if (d.measured) cache_.put({key, d.choice, d.choice_us, d.default_tactic, d.default_us});
+      if (d.measured) {
+        cache_.put({key, d.choice, d.choice_us, d.default_tactic, d.default_us, cache_segments(d.segments)});
+        neighbour_best[shape.to_string()] = best_of(d);
+      }
     }
     by_key.emplace(key.to_string(), d);
     out.push_back(d);
@@ -129,16 +158,24 @@ std::vector<CacheEntry> TuningSelector::valid_entries(const CacheFile& file, con
   std::vector<CacheEntry> kept;
   for (const CacheEntry& e : file.entries) {
     std::string why;
-    try {
-      const Tactic t = Tactic::parse(e.tactic);
-      Backend* b = find_backend(config_.backends, t.backend);
-      if (!b) {
-        why = "backend " + t.backend + " is not part of this build";
-      } else if (const Verdict v = b->can_implement(e.key.representative(), t); !v.ok) {
-        why = v.reason;
+    // The edge's tactic and each segment's, at the largest M it covers.
+    std::vector<CacheSegment> choices = e.segments;
+    if (choices.empty()) choices.push_back({e.key.m_bucket, e.tactic});
+    for (const CacheSegment& c : choices) {
+      try {
+        const Tactic t = Tactic::parse(c.tactic);
+        Backend* b = find_backend(config_.backends, t.backend);
+        Problem p = e.key.representative();
+        p.m = c.m_max;
+        if (!b) {
+          why = "backend " + t.backend + " is not part of this build";
+        } else if (const Verdict v = b->can_implement(p, t); !v.ok) {
+          why = c.tactic + " at M=" + std::to_string(c.m_max) + ": " + v.reason;
+        }
+      } catch (const std::exception& ex) {
+        why = ex.what();
       }
-    } catch (const std::exception& ex) {
-      why = ex.what();
+      if (!why.empty()) break;
     }
     if (why.empty())
       kept.push_back(e);

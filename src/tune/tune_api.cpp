@@ -10,6 +10,12 @@
 
 namespace fp8gemm {
 
+const std::string& Decision::choice_for(int64_t m) const {
+  for (const ChoiceSegment& s : segments)
+    if (m <= s.m_max) return s.tactic;
+  return choice;
+}
+
 namespace {
 
 std::string env(const char* name) {

@@ -1,6 +1,10 @@
 // Model presets (DESIGN.md suite, baseline names) and --shape / --m parsing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "fp8gemm/tune.h"
+
 #include <set>
 
 #include "fp8gemm/error.h"
@@ -70,6 +74,11 @@ TEST(Shapes, MSpecLists) {
   EXPECT_EQ(suite_m_values().size(), 20u);
   EXPECT_EQ(suite_m_values().front(), 1);
   EXPECT_EQ(suite_m_values().back(), 16384);
+  // Every bucket edge up to 16384: the suite's M values and the edges between them.
+  const std::vector<int64_t> b = parse_m_spec("buckets");
+  EXPECT_EQ(b, m_bucket_edges());
+  for (int64_t m : suite_m_values()) EXPECT_TRUE(std::count(b.begin(), b.end(), m)) << m;
+  EXPECT_TRUE(std::count(b.begin(), b.end(), 768));
 }
 
 TEST(Shapes, MSpecRanges) {

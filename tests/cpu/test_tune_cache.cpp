@@ -106,6 +106,58 @@ TEST_F(CacheTest, RoundTripKeepsEntriesAndValidators) {
     EXPECT_NE(text.find(field), std::string::npos) << field;
 }
 
+// A bucket whose parts have choices of their own (segments) keeps them through the file, and
+// dispatch picks the segment of the call's M.
+TEST_F(CacheTest, SegmentsRoundTripAndDispatchByM) {
+  CacheEntry e = entry(384, "cublaslt:heur");
+  e.segments = {{299, "cutlass:c0"}, {341, "cublaslt:h1"}, {384, "cublaslt:heur"}};
+  write({e});
+  const auto f = tuning::read_cache_file(path, Validators::of(h200()));
+  ASSERT_TRUE(f.ok) << f.problem;
+  ASSERT_EQ(f.entries.size(), 1u);
+  EXPECT_EQ(f.entries[0].segments, e.segments);
+  auto sel = selector();
+  EXPECT_EQ(sel.load(path), 1u);
+  EXPECT_EQ(sel.select(problem(257), "auto", nullptr)->name(), "cutlass:c0");
+  EXPECT_EQ(sel.select(problem(299), "auto", nullptr)->name(), "cutlass:c0");
+  EXPECT_EQ(sel.select(problem(300), "auto", nullptr)->name(), "cublaslt:h1");
+  EXPECT_EQ(sel.select(problem(341), "auto", nullptr)->name(), "cublaslt:h1");
+  EXPECT_EQ(sel.select(problem(342), "auto", nullptr)->name(), "cublaslt:heur");
+  EXPECT_EQ(sel.select(problem(384), "auto", nullptr)->name(), "cublaslt:heur");
+  EXPECT_EQ(sel.select(problem(385), "auto", nullptr), std::nullopt);  // the next bucket
+  EXPECT_TRUE(warnings.empty());
+}
+
+// Segments that leave their bucket, go backwards, or do not end at the edge with the entry's
+// tactic make the file corrupt (reported once, ignored), as a hand edit would.
+TEST_F(CacheTest, MalformedSegmentsMakeTheFileCorrupt) {
+  for (const std::vector<tuning::CacheSegment>& bad :
+       {std::vector<tuning::CacheSegment>{{200, "cutlass:c0"}, {384, "cublaslt:heur"}},    // below the bucket
+        std::vector<tuning::CacheSegment>{{341, "cutlass:c0"}, {299, "cublaslt:heur"}},    // backwards
+        std::vector<tuning::CacheSegment>{{299, "cutlass:c0"}, {341, "cublaslt:heur"}},    // ends before the edge
+        std::vector<tuning::CacheSegment>{{299, "cutlass:c0"}, {384, "cublaslt:h1"}}}) {  // not the entry's tactic
+    CacheEntry e = entry(384, "cublaslt:heur");
+    e.segments = bad;
+    fs::remove(path);
+    write({e});
+    const auto f = tuning::read_cache_file(path, Validators::of(h200()));
+    EXPECT_FALSE(f.ok) << bad[0].m_max << " " << bad[1].m_max;
+    EXPECT_NE(f.problem.find("segment"), std::string::npos) << f.problem;
+  }
+}
+
+// A segment's tactic that no longer passes can_implement drops the whole entry with a warning.
+TEST_F(CacheTest, EntryWithAStaleSegmentIsDropped) {
+  CacheEntry e = entry(384, "cublaslt:heur");
+  e.segments = {{299, "cutlass:c0"}, {384, "cublaslt:heur"}};
+  write({e, entry(16, "cutlass:c1")});
+  cutlass.cannot_implement.insert("c0");
+  auto sel = selector();
+  EXPECT_EQ(sel.load(path), 1u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("cutlass:c0 at M=299"), std::string::npos) << warnings[0];
+}
+
 TEST_F(CacheTest, MissingFileIsSilentlyEmpty) {
   auto sel = selector();
   EXPECT_EQ(sel.load((dir / "nope.json").string()), 0u);

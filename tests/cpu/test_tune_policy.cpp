@@ -45,76 +45,103 @@ TEST_F(PolicyTest, ClearlyFasterChallengerWins) {
   EXPECT_DOUBLE_EQ(d.choice_us, 8);
   EXPECT_DOUBLE_EQ(d.default_us, 10);
   EXPECT_NE(d.reason.find("faster"), std::string::npos) << d.reason;
-  ASSERT_EQ(timer.compare_calls, 1);  // checked against the default before winning
+  // Checked against the default before winning: at the edge first, then at each sampled M.
+  ASSERT_EQ(timer.compare_calls, 1 + int(d.sampled_ms.size()));
+  EXPECT_EQ(timer.compared[0].front().name(), "cutlass:c1");
 }
 
 // The choice must hold for every M of the bucket (DESIGN "Keys"), not only for the edge it is
-// tuned at: a tactic that wins at M=64 but collapses at M=49 must not be chosen for (48, 64].
+// tuned at: a tactic that wins at M=64 but collapses below it gets only the part of the bucket
+// where it was measured best; the parts below go to what won at the sampled M values.
 TEST_F(PolicyTest, ChoiceHoldsAcrossTheBucketNotOnlyAtItsEdge) {
-  EXPECT_EQ(tuning::bucket_sample_ms(64, 2), (std::vector<int64_t>{49, 56}));
-  EXPECT_EQ(tuning::bucket_sample_ms(2, 2), std::vector<int64_t>{});  // bucket (1, 2]: M=2 only
-  EXPECT_EQ(tuning::bucket_sample_ms(64, 4), (std::vector<int64_t>{49, 52, 56, 60}));
-  EXPECT_EQ(tuning::bucket_sample_ms(300, 2), (std::vector<int64_t>{257, 320}));  // bucket (256, 384]
+  EXPECT_EQ(tuning::bucket_sample_ms(64, 2), (std::vector<int64_t>{53, 59}));  // bucket (48, 64] in thirds
+  EXPECT_EQ(tuning::bucket_sample_ms(2, 2), std::vector<int64_t>{});            // bucket (1, 2]: M=2 only
+  EXPECT_EQ(tuning::bucket_sample_ms(4, 2), std::vector<int64_t>{3});           // (2, 4]: 3, then the edge
+  EXPECT_EQ(tuning::bucket_sample_ms(64, 3), (std::vector<int64_t>{52, 56, 60}));
+  EXPECT_EQ(tuning::bucket_sample_ms(300, 2), (std::vector<int64_t>{299, 341}));  // bucket (256, 384]
   timer.true_us["cutlass:c1"] = 8;  // fastest at the edge...
   timer.true_us["cublaslt:h1"] = 9;
   timer.at_m = [](const std::string& name, int64_t m, double t) {
     return name == "cutlass:c1" && m < 64 ? 20.0 : t;  // ...but 2x slower than the default below it
   };
   const Decision d = run();
-  EXPECT_EQ(d.sampled_ms, (std::vector<int64_t>{49, 56}));
-  EXPECT_EQ(d.choice, "cublaslt:h1") << d.reason;
-  EXPECT_NE(d.reason.find("also timed at M=49,56"), std::string::npos) << d.reason;
+  EXPECT_EQ(d.sampled_ms, (std::vector<int64_t>{53, 59}));
+  EXPECT_EQ(d.choice, "cutlass:c1") << d.reason;
+  ASSERT_EQ(d.segments.size(), 2u) << d.reason;  // 53 and 59 chose the same: one segment
+  EXPECT_EQ(d.segments[0].m_max, 59);
+  EXPECT_EQ(d.segments[0].tactic, "cublaslt:h1");
+  EXPECT_EQ(d.segments[1].m_max, 64);
+  EXPECT_EQ(d.segments[1].tactic, "cutlass:c1");
+  for (int64_t m : {49, 53, 59}) EXPECT_EQ(d.choice_for(m), "cublaslt:h1") << m;
+  for (int64_t m : {60, 64}) EXPECT_EQ(d.choice_for(m), "cutlass:c1") << m;
+  EXPECT_NE(d.reason.find("M<=59: cublaslt:h1"), std::string::npos) << d.reason;
+  // Each sampled M's challengers were checked against the default's output at that M.
+  EXPECT_GE(timer.compare_calls, 3);
 }
 
-// cuBLASLt's heuristic lists different tactics at different M: a tactic listed only at the
-// bucket's lower M, and best there, must be able to win the bucket (on the H200, M=300 of
-// llama8b.o ran 1.33x slower than a tactic that only M<=320's heuristic listed).
-TEST_F(PolicyTest, TacticListedOnlyBelowTheEdgeCanWinTheBucket) {
-  cublaslt.listed_up_to_m[56] = {"low1", "low2"};
-  timer.true_us["cublaslt:low1"] = 11;  // slower at the edge than the default (10)...
-  timer.true_us["cublaslt:low2"] = 30;
+// A sampled M applies the same rule as the edge: a challenger inside the threshold keeps the
+// default there, and one whose output differs there cannot take its segment.
+TEST_F(PolicyTest, SampledMKeepsTheDefaultUnlessClearlyFasterAndMatching) {
   timer.at_m = [](const std::string& name, int64_t m, double t) {
-    if (m < 64 && name == "cublaslt:heur") return 20.0;  // ...the default collapses below it
-    if (m < 64 && name == "cublaslt:low1") return 9.0;
-    if (m < 64 && name != "cublaslt:low2") return 2 * t;
+    if (m == 53 && name == "cutlass:c1") return 9.95;  // 0.5% faster: inside the 1.5% minimum
+    if (m == 59 && name == "cutlass:c0") return 5.0;   // much faster, but wrong (below)
     return t;
   };
+  timer.output_diff["cutlass:c0"] = 0.5;
   const Decision d = run();
-  EXPECT_EQ(d.choice, "cublaslt:low1") << d.reason;
-  const CandidateReport* c = find(d, "cublaslt:low1");
-  ASSERT_NE(c, nullptr);
-  EXPECT_NE(c->note.find("listed at M=49"), std::string::npos) << c->note;
-  EXPECT_EQ(find(d, "cublaslt:low2"), nullptr);  // timed below the edge, never better there
-  // Without newcomers the same data keeps an edge-listed tactic.
-  timer = FakeTimer{};
-  SetUp();
-  timer.true_us["cublaslt:low1"] = 11;
-  timer.at_m = [](const std::string& name, int64_t m, double t) {
-    if (m < 64 && name == "cublaslt:heur") return 20.0;
-    if (m < 64 && name == "cublaslt:low1") return 9.0;
-    return m < 64 ? 2 * t : t;
-  };
-  PolicyOptions o;
-  o.sample_newcomers = 0;
-  EXPECT_NE(run(o).choice, "cublaslt:low1");
+  ASSERT_EQ(d.segments.size(), 1u) << d.reason;
+  EXPECT_EQ(d.segments[0].tactic, "cublaslt:heur");
+  EXPECT_EQ(d.choice_for(53), "cublaslt:heur");
 }
 
-// The bucket's regret is a mean over its M values (edge weighted as the samples together), not
-// the worst case: on the H200 the worst case chose tactics 15-25% slow at the edge to save one
-// sampled M. Here the worst case would pick h1 (worst 1.20 vs 1.25); the mean picks c1
-// (1.057 vs 1.095), which is best at the edge and at M=56.
-TEST_F(PolicyTest, ASlowEdgeIsNotTradedForOneSampledM) {
-  timer.true_us["cutlass:c1"] = 8;
-  timer.true_us["cublaslt:h1"] = 9.6;
+// Below the edge the reference is what `auto` runs there untuned (PolicyOptions::default_at:
+// table or floor, which is cuBLASLt's heuristic answer at that M), so a segment is never slower
+// than the untuned default at its M.
+TEST_F(PolicyTest, SampledMIsComparedWithItsOwnDefault) {
+  PolicyOptions o;
+  o.default_at = [](const Problem& q) { return Tactic{"cublaslt", q.m < 64 ? "enum0" : "heur"}; };
+  timer.true_us["cublaslt:enum0"] = 12;
   timer.at_m = [](const std::string& name, int64_t m, double t) {
-    if (m == 64) return t;
-    if (name == "cublaslt:h1") return 8.0;
-    if (name == "cutlass:c1") return m == 49 ? 10.0 : 8.0;
-    return 2 * t;
+    if (m < 64 && name == "cublaslt:enum0") return 7.0;  // the heuristic's answer below 64 is best there
+    return t;
   };
+  const Decision d = run(o);
+  ASSERT_EQ(d.segments.size(), 2u) << d.reason;
+  EXPECT_EQ(d.segments[0].default_tactic, "cublaslt:enum0");
+  EXPECT_EQ(d.segments[0].tactic, "cublaslt:enum0");
+  EXPECT_EQ(d.segments[1].tactic, "cublaslt:heur");
+}
+
+// cuBLASLt's heuristic lists different tactics at different M: a tactic listed only at a sampled
+// M, and best there, takes that part of the bucket (on the H200, M=300 of llama8b.o ran 1.33x
+// slower than a tactic that only M<=320's heuristic listed).
+TEST_F(PolicyTest, TacticListedOnlyBelowTheEdgeCanWinItsPartOfTheBucket) {
+  cublaslt.listed_up_to_m[59] = {"low1", "low2"};
+  timer.true_us["cublaslt:low1"] = 9;
+  timer.true_us["cublaslt:low2"] = 30;
   const Decision d = run();
-  EXPECT_EQ(d.choice, "cutlass:c1") << d.reason;
-  EXPECT_NE(d.reason.find("mean ratio to the best over the bucket"), std::string::npos) << d.reason;
+  EXPECT_EQ(d.choice, "cublaslt:heur") << d.reason;  // not listed at the edge: not timed there
+  ASSERT_EQ(d.segments.size(), 2u) << d.reason;
+  EXPECT_EQ(d.segments[0].tactic, "cublaslt:low1");
+  bool noted = false;
+  for (const CandidateReport& c : d.segments[0].candidates)
+    noted |= c.tactic == "cublaslt:low1" && c.note.find("not at the edge") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // Without newcomers the same data keeps the edge's candidates.
+  PolicyOptions o;
+  o.sample_newcomers = 0;
+  for (const ChoiceSegment& s : run(o).segments) EXPECT_NE(s.tactic, "cublaslt:low1");
+}
+
+// Timing below the edge has its own budget (the key's again, split over the sampled M): at
+// large M, where one call takes milliseconds, fewer tactics are timed there, or none.
+TEST_F(PolicyTest, SamplesStayWithinTheirBudget) {
+  PolicyOptions o;
+  o.key_budget_ms = 0.5;  // 250 us per sampled M: not even the default and one challenger
+  const Decision d = run(o);
+  EXPECT_TRUE(d.sampled_ms.empty());
+  ASSERT_EQ(d.segments.size(), 1u);
+  EXPECT_EQ(d.segments[0].m_max, 64);
 }
 
 TEST_F(PolicyTest, EveryCandidateIsReported) {
@@ -294,6 +321,13 @@ TEST(PolicyPlan, TrimInterleavesBackendsInTheirOwnOrder) {
   EXPECT_EQ(kept[1].config, "a1");
   EXPECT_EQ(kept[2].config, "b1");
   EXPECT_EQ(kept[3].config, "a2");
+  // Preferred tactics (a neighbouring bucket's best) come right after the default, if listed.
+  const auto pref = tuning::trim_candidates(all, 4, {"cutlass:b2", "cublaslt:gone", "cublaslt:a3"});
+  ASSERT_EQ(pref.size(), 4u);
+  EXPECT_EQ(pref[0].config, "d");
+  EXPECT_EQ(pref[1].config, "b2");
+  EXPECT_EQ(pref[2].config, "a3");
+  EXPECT_EQ(pref[3].config, "a1");
 }
 
 }  // namespace

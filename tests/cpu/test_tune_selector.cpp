@@ -77,11 +77,16 @@ TEST_F(SelectorTest, EmptyDefaultTableUsesTheFloor) {
 TEST_F(SelectorTest, DefaultTableRuleCoversItsMRange) {
   SelectorConfig c = config();
   c.backends = {&cublaslt, &cutlass};
-  c.rules = {{DType::kE4M3, DType::kE4M3, DType::kBF16, 1, 4096, 4096, 16, 64, "cutlass:c0"}};
+  // Exact M bounds: a generated table starts and ends ranges at bucket edges or at the
+  // segments inside buckets.
+  c.rules = {{DType::kE4M3, DType::kE4M3, DType::kBF16, 1, 4096, 4096, 9, 53, "cutlass:c0"},
+             {DType::kE4M3, DType::kE4M3, DType::kBF16, 1, 4096, 4096, 54, 64, "cublaslt:h1"}};
   TuningSelector sel(c);
-  EXPECT_EQ(sel.select(problem(9), "auto", nullptr)->name(), "cutlass:c0");   // bucket 16
-  EXPECT_EQ(sel.select(problem(64), "auto", nullptr)->name(), "cutlass:c0");
-  EXPECT_EQ(sel.select(problem(65), "auto", nullptr), std::nullopt);          // bucket 96
+  EXPECT_EQ(sel.select(problem(9), "auto", nullptr)->name(), "cutlass:c0");
+  EXPECT_EQ(sel.select(problem(53), "auto", nullptr)->name(), "cutlass:c0");
+  EXPECT_EQ(sel.select(problem(54), "auto", nullptr)->name(), "cublaslt:h1");  // inside bucket 64
+  EXPECT_EQ(sel.select(problem(64), "auto", nullptr)->name(), "cublaslt:h1");
+  EXPECT_EQ(sel.select(problem(65), "auto", nullptr), std::nullopt);
   EXPECT_EQ(sel.select(problem(8), "auto", nullptr), std::nullopt);
   EXPECT_EQ(sel.select(problem(32, 4096, 8192), "auto", nullptr), std::nullopt);  // other shape
   EXPECT_EQ(sel.default_for(problem(32)).name(), "cutlass:c0");
@@ -111,6 +116,44 @@ TEST_F(SelectorTest, MInsideABucketHitsTheBucketsTunedEntry) {
   Problem batched = problem(20);
   batched.batch = 2;
   EXPECT_EQ(sel.select(batched, "auto", nullptr), std::nullopt);
+}
+
+// A bucket whose best tactic changes inside it: the tuned entry keeps each part's choice and
+// dispatch follows the call's M (docs/tuning.md "Segments").
+TEST_F(SelectorTest, TunedSegmentsFollowTheCallsM) {
+  TuningSelector sel(config());
+  FakeTimer timer;
+  timer.true_us = times();
+  timer.at_m = [](const std::string& name, int64_t m, double t) {
+    return name == "cutlass:c0" && m < 64 ? 30.0 : name == "cublaslt:h1" && m < 64 ? 6.0 : t;
+  };
+  const auto d = sel.tune({problem(64)}, timer, {});
+  ASSERT_EQ(d[0].segments.size(), 2u) << d[0].reason;
+  for (int64_t m : {49, 59}) EXPECT_EQ(sel.select(problem(m), "auto", nullptr)->name(), "cublaslt:h1") << m;
+  for (int64_t m : {60, 64}) EXPECT_EQ(sel.select(problem(m), "auto", nullptr)->name(), "cutlass:c0") << m;
+  // Asked again, the cached decision reports the same segments without measuring.
+  const int before = timer.measure_calls;
+  const auto again = sel.tune({problem(50)}, timer, {});
+  EXPECT_EQ(timer.measure_calls, before);
+  ASSERT_EQ(again[0].segments.size(), 2u);
+  EXPECT_EQ(again[0].choice_for(50), "cublaslt:h1");
+}
+
+// Buckets of one shape tuned in a row: the previous bucket's choices and best finalists are
+// measured first at the next one (they survive a budget that trims the candidate list).
+TEST_F(SelectorTest, NeighbouringBucketsBestIsTriedFirst) {
+  TuningSelector sel(config());
+  FakeTimer timer;
+  timer.true_us = times();
+  timer.true_us["cublaslt:h1"] = 6;  // listed last by cuBLASLt, best everywhere
+  sel.tune({problem(48), problem(64)}, timer, {});
+  // The second key's first measurement (its short round) lists the default, then h1.
+  size_t second = 0;
+  for (size_t i = 0; i < timer.measured.size(); ++i)
+    if (i > 0 && timer.measured[i].size() > 3) second = i;
+  ASSERT_GT(second, 0u);
+  ASSERT_GE(timer.measured[second].size(), 2u);
+  EXPECT_EQ(timer.measured[second][1].name(), "cublaslt:h1");
 }
 
 TEST_F(SelectorTest, NamedBackendOnlyGetsItsOwnTunedChoice) {

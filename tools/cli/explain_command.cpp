@@ -50,7 +50,7 @@ void run_explain(const ExplainOptions& o) {
   to.key_budget_ms = o.key_budget_ms;
   to.retune = true;
   const Decision d = tune(ctx, {p}, to).front();
-  std::cout << tuning::explain_text(d);
+  std::cout << tuning::explain_text(d) << "auto at M=" << p.m << " after this tune: " << d.choice_for(p.m) << "\n";
 }
 
 const CommandRegistrar kRegister([](CLI::App& app) {

@@ -154,7 +154,7 @@ const CommandRegistrar kRegister([](CLI::App& app) {
     return s;
   }())->delimiter(',');
   cmd->add_option("--shape", o.shapes, "N,K of a layer (repeatable)");
-  cmd->add_option("--m", o.m_spec, "M values: list, lo:hi:xF, lo:hi:+S or suite (default suite)");
+  cmd->add_option("--m", o.m_spec, "M values: list, lo:hi:xF, lo:hi:+S, suite, or buckets (every bucket edge up to 16384) (default suite)");
   cmd->add_option("--batch", o.batch, "batch (default 1)");
   cmd->add_option("--dtype", o.dtype, "input types AxB (default e4m3xe4m3)");
   cmd->add_option("--out", o.out_dtype, "output type (default bf16)");
