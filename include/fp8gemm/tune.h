@@ -33,6 +33,7 @@ struct CandidateReport {
   double time_us = 0;       // full-round median for the default and finalists, else short-round
   double output_diff = -1;  // max|out - default_out| / max|default_out|; -1 when not compared
   std::string note;         // why it failed / was skipped / mismatched
+  double short_us = 0;      // short-round time of a default or finalist (0: no short round)
 };
 
 // One part of a bucket and its tuned choice: the segment covers (previous m_max, m_max]; the

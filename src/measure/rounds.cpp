@@ -78,6 +78,8 @@ RoundResult measure_in_rounds(Timer& timer, const Problem& p, const std::vector<
     FP8GEMM_REQUIRE(short_round.size() == candidates.size(), kInternal, "timer returned ",
                     short_round.size(), " timings for ", candidates.size(), " candidates");
     finalists = pick_finalists(short_round, options, result.pruned);
+    for (const Timing& t : short_round)
+      if (t.ok) result.short_us[t.tactic.name()] = t.median_us;
   } else {
     for (size_t i = 1; i < candidates.size(); ++i) finalists.push_back(i);
   }

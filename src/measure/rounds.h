@@ -2,6 +2,8 @@
 // prune early). Shared by `fp8gemm bench` and the tuner's policy.
 #pragma once
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "measure/timer.h"
@@ -26,6 +28,7 @@ struct RoundResult {
   std::vector<Timing> finalists;  // full-round timings of every candidate that survived pruning (all ok)
   std::vector<Timing> pruned;     // short-round timings of those that did not (or failed); a
                                   // finalist that fails in the full round lands here too
+  std::map<std::string, double> short_us;  // every candidate's short-round time (when it ran)
 
 };
 

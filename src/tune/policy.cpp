@@ -355,6 +355,8 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
   for (const Timing& t : rr.finalists) finalists.push_back(&t);
   const PointRule edge = apply_rule(problem, rr.reference, finalists, d.threshold, o.output_tolerance, timer);
   for (const Timing& t : rr.finalists) d.candidates.push_back(report_of(t, edge, o.output_tolerance, ""));
+  for (CandidateReport& c : d.candidates)  // how far the short round's ranking can be trusted
+    if (c.status != "pruned" && c.status != "skipped" && rr.short_us.count(c.tactic)) c.short_us = rr.short_us.at(c.tactic);
   if (edge.winner) {
     d.choice = edge.winner->tactic.name();
     d.choice_us = edge.winner->median_us;

@@ -19,8 +19,8 @@ std::string decisions_to_json(const std::vector<Decision>& decisions, const Devi
     auto reports = [](const std::vector<CandidateReport>& rs) {
       json a = json::array();
       for (const CandidateReport& c : rs)
-        a.push_back({{"tactic", c.tactic}, {"status", c.status}, {"us", c.time_us}, {"output_diff", c.output_diff},
-                     {"note", c.note}});
+        a.push_back({{"tactic", c.tactic}, {"status", c.status}, {"us", c.time_us}, {"short_us", c.short_us},
+                     {"output_diff", c.output_diff}, {"note", c.note}});
       return a;
     };
     const json cands = reports(d.candidates);

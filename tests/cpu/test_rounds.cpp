@@ -91,6 +91,9 @@ TEST(Rounds, ShortRoundPrunesSlowerThanRatioTimesBest) {
   EXPECT_EQ(timer.calls[0].size(), 5u);
   EXPECT_EQ(timer.call_options[0].replays, 1);
   EXPECT_EQ(timer.call_options[1].replays, 7);
+  // Every candidate's short-round time is kept (the tuner reports it next to the full round's).
+  EXPECT_EQ(r.short_us.size(), 5u);
+  EXPECT_DOUBLE_EQ(r.short_us.at("fake:fast"), 8);
 }
 
 TEST(Rounds, ReferenceAlwaysReachesFullRoundAndIsTimedTwice) {
