@@ -38,6 +38,14 @@ class Backend {
   // Device workspace `run` needs for (p, t); 0 when none.
   virtual size_t workspace_bytes(const Problem& p, const Tactic& t) = 0;
 
+  // The largest M >= p.m at which `t` needs no more M tiles than at p.m (so it takes about its
+  // time at p.m there): the tuner lets a choice measured at p.m hold up to that M. p.m when the
+  // backend cannot tell.
+  virtual int64_t same_tiles_up_to(const Problem& p, const Tactic& t) {
+    (void)t;
+    return p.m;
+  }
+
   // Enqueue the GEMM on `stream`. Preconditions: the problem was validated, can_implement(p, t)
   // holds and ws.bytes >= workspace_bytes(p, t). Never allocates or synchronizes; legal inside
   // stream capture. Throws Error(kCuda) when a launch fails.

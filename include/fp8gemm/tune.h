@@ -42,10 +42,13 @@ struct CandidateReport {
 struct ChoiceSegment {
   int64_t m_max = 0;
   std::string tactic;          // canonical name of the choice for this segment
-  std::string default_tactic;  // what `auto` ran at m_max without tuning (the reference there)
-  double us = 0;               // the choice's time at m_max
-  double default_us = 0;       // the default's time at m_max
-  std::vector<CandidateReport> candidates;  // what was timed at m_max (below the edge only)
+  std::string default_tactic;  // what `auto` ran at sampled_m without tuning (the reference there)
+  double us = 0;               // the choice's time at sampled_m
+  double default_us = 0;       // the default's time at sampled_m
+  std::vector<CandidateReport> candidates;  // what was timed at sampled_m (below the edge only)
+  // Where the choice was measured: m_max, or below it when the segment reaches up to where the
+  // choice still needs no more M tiles (Backend::same_tiles_up_to).
+  int64_t sampled_m = 0;
 };
 
 struct Decision {

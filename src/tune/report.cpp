@@ -26,7 +26,7 @@ std::string decisions_to_json(const std::vector<Decision>& decisions, const Devi
     const json cands = reports(d.candidates);
     json segments = json::array();
     for (const ChoiceSegment& s : d.segments)
-      segments.push_back({{"m_max", s.m_max}, {"tactic", s.tactic}, {"default", s.default_tactic}, {"us", s.us},
+      segments.push_back({{"m_max", s.m_max}, {"sampled_m", s.sampled_m}, {"tactic", s.tactic}, {"default", s.default_tactic}, {"us", s.us},
                           {"default_us", s.default_us}, {"candidates", reports(s.candidates)}});
     out["decisions"].push_back({{"key", d.key}, {"m_bucket", p.m}, {"n", p.n}, {"k", p.k},
                                 {"a", to_string(p.a_type)}, {"b", to_string(p.b_type)},
@@ -71,7 +71,8 @@ std::string explain_text(const Decision& d) {
   for (const std::string& e : d.excluded_backends) os << "excluded  " << e << "\n";
   for (size_t i = 0; i + 1 < d.segments.size(); ++i) {  // below the edge, each sampled M's own rule
     const ChoiceSegment& s = d.segments[i];
-    os << "\nat M=" << s.m_max << " (covers M up to it; default " << s.default_tactic << ")\n";
+    os << "\nat M=" << s.sampled_m << " (its choice covers M up to " << s.m_max << "; default " << s.default_tactic
+       << ")\n";
     for (const CandidateReport& c : s.candidates) {
       os << std::setw(11) << std::setprecision(3) << c.time_us << "  ";
       if (c.time_us > 0 && s.default_us > 0)

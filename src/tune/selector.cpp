@@ -123,7 +123,7 @@ std::vector<Decision> TuningSelector::tune_locked(const std::vector<Problem>& pr
       d.choice = e->tactic;
       d.choice_us = e->us;
       d.default_us = e->default_us;
-      for (const CacheSegment& s : e->segments) d.segments.push_back({s.m_max, s.tactic, "", 0, 0, {}});
+      for (const CacheSegment& s : e->segments) d.segments.push_back({s.m_max, s.tactic, "", 0, 0, {}, 0});
       d.reason = "already in the cache (use retune to measure again)";
     } else if (options.run_budget_ms > 0 && clock() - start >= options.run_budget_ms) {
       d.problem = rep;

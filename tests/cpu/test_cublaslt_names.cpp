@@ -79,6 +79,20 @@ TEST(CublasLtNames, FittedTileNamesRoundTripAndAreChecked) {
   }
 }
 
+// How far above M a tactic keeps its M tile count (the tuner lets a choice hold up to there).
+TEST(CublasLtNames, SameTilesUpTo) {
+  EXPECT_EQ(same_tiles_up_to(fixed_tile(CUBLASLT_MATMUL_TILE_128x152), 299), 304);  // 2 x 152
+  EXPECT_EQ(same_tiles_up_to(fixed_tile(CUBLASLT_MATMUL_TILE_128x176), 683), 704);  // 4 x 176
+  EXPECT_EQ(same_tiles_up_to(fixed_tile(CUBLASLT_MATMUL_TILE_128x128), 256), 256);  // full tiles: no room
+  EXPECT_EQ(same_tiles_up_to(fixed_tile(CUBLASLT_MATMUL_TILE_UNDEFINED), 300), 300);
+  AlgoConfig fitted = fixed_tile(0);
+  fitted.fit_rows = 128;
+  fitted.fit_parts = 4;
+  EXPECT_EQ(same_tiles_up_to(fitted, 299), 320);  // resolves to 4 x 80 at 299
+  fitted.fit_parts = 2;
+  EXPECT_EQ(same_tiles_up_to(fitted, 299), 304);
+}
+
 TEST(CublasLtNames, FittedHeightSplitsMAndRoundsUpToEight) {
   EXPECT_EQ(fitted_height(1, 1), 8);
   EXPECT_EQ(fitted_height(8, 1), 8);

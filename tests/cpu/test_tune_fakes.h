@@ -49,6 +49,11 @@ class FakeBackend : public Backend {
     return Verdict::yes();
   }
   size_t workspace_bytes(const Problem&, const Tactic&) override { return 0; }
+  std::map<std::string, int64_t> tile_height;  // config -> M tile height (same_tiles_up_to)
+  int64_t same_tiles_up_to(const Problem& p, const Tactic& t) override {
+    auto it = tile_height.find(t.config);
+    return it == tile_height.end() ? p.m : (p.m + it->second - 1) / it->second * it->second;
+  }
   void run(const Problem&, const Tactic&, const GemmArgs&, Workspace, cudaStream_t) override {}
 
  private:

@@ -79,6 +79,31 @@ TEST_F(PolicyTest, ChoiceHoldsAcrossTheBucketNotOnlyAtItsEdge) {
   EXPECT_GE(timer.compare_calls, 3);
 }
 
+// A sampled M's choice holds above it as long as it needs no more M tiles there: the boundary
+// to the next segment moves up (the H200's M=300 ran best with the two 152-row tiles measured
+// at 299, not with the next sample's choice).
+TEST_F(PolicyTest, ASampledChoiceHoldsUpToWhereItNeedsAnotherTile) {
+  timer.true_us["cutlass:c1"] = 8;
+  timer.true_us["cublaslt:h1"] = 9;
+  cublaslt.tile_height["h1"] = 30;  // two tiles at 53 and 59: the same two up to M=60
+  timer.at_m = [](const std::string& name, int64_t m, double t) {
+    return name == "cutlass:c1" && m < 64 ? 20.0 : t;
+  };
+  const Decision d = run();
+  ASSERT_EQ(d.segments.size(), 2u) << d.reason;
+  EXPECT_EQ(d.segments[0].tactic, "cublaslt:h1");
+  EXPECT_EQ(d.segments[0].m_max, 60);
+  EXPECT_EQ(d.segments[0].sampled_m, 59);
+  EXPECT_EQ(d.choice_for(60), "cublaslt:h1");
+  EXPECT_EQ(d.choice_for(61), "cutlass:c1");
+  // Never past the next segment's own sampled M: a height of 100 would reach 100, but the edge
+  // (64) was measured, so h1 stops at 63.
+  cublaslt.tile_height["h1"] = 100;
+  const Decision wide = run();
+  ASSERT_EQ(wide.segments.size(), 2u);
+  EXPECT_EQ(wide.segments[0].m_max, 63);
+}
+
 // A sampled M applies the same rule as the edge: a challenger inside the threshold keeps the
 // default there, and one whose output differs there cannot take its segment.
 TEST_F(PolicyTest, SampledMKeepsTheDefaultUnlessClearlyFasterAndMatching) {

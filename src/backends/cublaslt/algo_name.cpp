@@ -115,6 +115,13 @@ bool resolve_at_m(const AlgoConfig& c, int64_t m, uint32_t extra, AlgoConfig& fi
   return tile_enum(c.fit_rows, uint32_t(fitted_height(m, c.fit_parts)) + extra, fixed.tile);
 }
 
+int64_t same_tiles_up_to(const AlgoConfig& c, int64_t m) {
+  if (c.fitted()) return std::max(m, int64_t(c.fit_parts) * fitted_height(m, c.fit_parts));
+  const int64_t height = tile_cols(c.tile);
+  if (height <= 0) return m;
+  return (m + height - 1) / height * height;
+}
+
 std::string format_config(const AlgoConfig& c) {
   std::ostringstream os;
   os << "algo=" << c.algo_id << ",tile=";

@@ -56,6 +56,11 @@ bool fit_to_m(const AlgoConfig& fixed, int64_t m, AlgoConfig& fitted);
 // of 8, for when cuBLASLt lacks that exact tile); false if no such tile enum exists.
 bool resolve_at_m(const AlgoConfig& c, int64_t m, uint32_t extra, AlgoConfig& fixed);
 
+// The largest M >= m that `c` covers with as many M tiles as at m (a fixed tile of height h:
+// ceil(m/h) tiles of h; a fitted one: its parts times the height it resolves to at m); m when
+// the tile has no RxC name.
+int64_t same_tiles_up_to(const AlgoConfig& c, int64_t m);
+
 std::string format_config(const AlgoConfig& c);
 // Throws Error(kInvalidArgument) naming the field that does not parse.
 AlgoConfig parse_config(std::string_view config);

@@ -173,6 +173,14 @@ class CublasLtBackend final : public Backend {
     }
   }
 
+  int64_t same_tiles_up_to(const Problem& p, const Tactic& t) override {
+    try {
+      return cublaslt::same_tiles_up_to(cublaslt::parse_config(t.config), p.m);
+    } catch (const Error&) {
+      return p.m;
+    }
+  }
+
   size_t workspace_bytes(const Problem& p, const Tactic& t) override {
     return checked_algo(p, t.config).workspace;
   }

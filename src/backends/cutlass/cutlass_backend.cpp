@@ -106,6 +106,13 @@ class CutlassBackend final : public Backend {
     FP8GEMM_FAIL(kUnsupported, why);
   }
 
+  int64_t same_tiles_up_to(const Problem& p, const Tactic& t) override {
+    const std::optional<KernelConfig> c = KernelConfig::parse(t.config);
+    if (!c) return p.m;
+    const int64_t height = c->swap_ab ? c->tile_n : c->tile_m;  // our M is the kernel's N when swapped
+    return height > 0 ? (p.m + height - 1) / height * height : p.m;
+  }
+
   Verdict can_implement(const Problem& p, const Tactic& t) override {
     BuiltTactic built;
     if (Verdict v = find_built(t, &built); !v) return v;
