@@ -98,10 +98,15 @@ RoundPlan plan_rounds(const Problem& p, size_t n_candidates, const PolicyOptions
   const double budget_us = o.key_budget_ms * 1e3;
 
   // Short round: one warm-up and one timed replay of a few calls; enough to drop the clearly
-  // slower (> prune_ratio x best). It may take ~40% of the budget.
+  // slower (> prune_ratio x best). It may take ~40% of the budget. Calls of >= 200 us get one
+  // call per replay, and one such replay scatters by ~5% (H200 tune, M >= 1024: short-round /
+  // full-round time had a 5-7% spread, against 1.5-2.5% at M <= 128), which decides the few
+  // finalists a large key can afford; so they get the median of three replays and no warm-up
+  // (a slow first replay is outvoted), 1.5x the time of warm-up + one.
   const int short_calls = int(std::clamp(std::ceil(200.0 / t), 1.0, 20.0));
-  plan.rounds.short_round = MeasureOptions{short_calls, 1, 1};
-  const double short_cost = 2.0 * short_calls * t;
+  plan.rounds.short_round = short_calls == 1 ? MeasureOptions{1, 3, 0} : MeasureOptions{short_calls, 1, 1};
+  const double short_cost =
+      double(plan.rounds.short_round.replays + plan.rounds.short_round.warmup_replays) * short_calls * t;
   const size_t fit = size_t(std::max(2.0, std::floor(0.4 * budget_us / short_cost)));
   plan.keep = std::min(n_candidates, fit);
 
