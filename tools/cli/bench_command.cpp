@@ -120,7 +120,13 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
   BenchPoint point;
   point.shape = job.shape.name;
   point.problem = p;
-  const Tactic reference = ctx.choose(p, "cublaslt");
+  // The reference is cuBLASLt's own choice, its heuristic's first, never a tuned or table
+  // entry: ctx.choose(p, "cublaslt") answers with the selector's cuBLASLt entry where there is
+  // one (until session 4 the column held the table's cuBLASLt tactic at such points).
+  Backend* cublaslt = ctx.backend("cublaslt");
+  FP8GEMM_REQUIRE(cublaslt && cublaslt->available(), kUnsupported,
+                  "bench: the cuBLASLt backend, the reference of every ratio, is not available");
+  const Tactic reference = cublaslt->default_tactic(p);
   const Tactic auto_choice = ctx.choose(p, "auto");
   const std::vector<Tactic> candidates = candidates_for(ctx, o, p, reference, auto_choice, point.notes);
 
