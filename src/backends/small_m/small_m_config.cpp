@@ -223,8 +223,8 @@ int wgmma_ring_stages(const Problem& p, int rows, int occ, int64_t static_bytes,
   return st >= 4 ? int(st) : 0;
 }
 
-// v3: 272 bytes of barriers per block (two rings of 16 and the split-K one, 16-byte granules).
-int wgmma_stages_for(const Problem& p, int rows, int occ) { return wgmma_ring_stages(p, rows, occ, 272, 0); }
+// v3: 256 bytes of barriers per block.
+int wgmma_stages_for(const Problem& p, int rows, int occ) { return wgmma_ring_stages(p, rows, occ, 256, 0); }
 
 // v3 persistent: <= 512 bytes of barriers, and the split-K receive buffer beside the ring.
 int wgmma_persist_stages(const Problem& p, int rows, int splitk, int occ) {

@@ -8,10 +8,8 @@
 //
 // One producer warp (one lane) runs a ring of `stages` full/empty mbarriers; the weights of the
 // first stages are requested before griddepcontrol.wait (they do not depend on the previous
-// kernel; the activations and scales do). Split-K: a cluster of `splitk` blocks along K; after
-// one cluster barrier each rank pushes its partial sums into the idle ring of the rank that owns
-// them (distributed shared memory, one remote mbarrier arrive), and the owner adds them in rank
-// order (deterministic, no workspace, no second cluster barrier).
+// kernel; the activations and scales do). Split-K: a cluster of `splitk` blocks along K, reduced
+// through distributed shared memory in rank order (deterministic, no workspace).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -96,37 +94,6 @@ __device__ __forceinline__ void tma_prefetch_l2(const CUtensorMap* map, int c0, 
                "r"(c0), "r"(c1), "r"(c2)
                : "memory");
 }
-
-// Address of the same shared-memory variable in block `rank` of the cluster.
-__device__ __forceinline__ uint32_t mapa_rank(uint32_t addr, uint32_t rank) {
-  uint32_t r;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
-  return r;
-}
-__device__ __forceinline__ void st_cluster_f32(uint32_t addr, float v) {
-  asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
-}
-// Arrive on an mbarrier of any block of the cluster; releases this thread's earlier accesses.
-__device__ __forceinline__ void mbar_arrive_remote(uint32_t cluster_addr) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
-}
-// Wait on a local mbarrier whose arrivals come from other blocks of the cluster. test_wait
-// (a poll), not try_wait: the first measurement (docs/perf/small_m.md, Version 4) showed
-// ~4 us per unit with try_wait here, as if a remote arrival did not end try_wait's suspension.
-__device__ __forceinline__ void mbar_wait_cluster(uint64_t* bar, uint32_t parity) {
-  const uint32_t a = smem_addr(bar);
-  uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n .reg .pred p;\n"
-        " mbarrier.test_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-        " selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(a), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-
 
 // Shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row groups 1024 bytes apart
 // (stride byte offset), leading byte offset unused for swizzled K-major (1), base offset 0
@@ -249,6 +216,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
     small_m_wgmma_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap amap,
                          const Params p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
+  namespace cg = cooperative_groups;
   constexpr int kKB = 128;                  // bytes of K per stage
   constexpr int kWBytes = W * 64 * kKB;     // weight tile per stage
   constexpr int kABytes = NP * kKB;         // activation tile per stage
@@ -259,12 +227,10 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[16];
   __shared__ __align__(8) uint64_t empty_bar[16];
-  __shared__ __align__(8) uint64_t red_full;  // split-K: every rank's partial sums for this rank are here
   uint8_t* ring = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
 
-  constexpr int kConsumers = W * 128;
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
-  const int stages = p.stages, S = p.splitk;
+  const int stages = p.stages;
   const int row0 = int(blockIdx.x) * (64 * W);
   const int batch = int(blockIdx.z);
   const int kb0 = int(blockIdx.y) * p.kblocks_per_split;
@@ -275,9 +241,6 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
       mbar_init(&full_bar[s], 1);
       mbar_init(&empty_bar[s], 4 * W);  // one arrival per consumer warp
     }
-    // Split-K: consumer thread t's sums are added by rank t % S; each such thread gets one
-    // arrival from every rank.
-    if (S > 1) mbar_init(&red_full, uint32_t(S * ((kConsumers - int(blockIdx.y) + S - 1) / S)));
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   }
@@ -288,7 +251,6 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
   float acc[kAcc];
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
-  float scale = 0.f;
 
   if (warp == 4 * W) {
     // Producer.
@@ -329,11 +291,6 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
     }
   } else {
     // Consumers: warpgroup wg multiplies weight rows [64 wg, 64 wg + 64) of each stage.
-    // The scales (which the previous kernel may write) are read now, so that their load overlaps
-    // the K loop instead of delaying the stores; the activations of the first stage come after
-    // the producer's wait anyway, so waiting here costs nothing.
-    asm volatile("griddepcontrol.wait;\n" ::: "memory");
-    scale = *p.a_scale * *p.b_scale;
     const int wg = warp >> 2;
     int s = 0;
     uint32_t phase = 0;
@@ -342,42 +299,41 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
                                                        prev);
   }
 
-  // Epilogue (store_fragment says which output element each accumulator is). The producer warp
-  // has no part in it: it exits (an exited thread does not hold up barrier.cluster).
-  if (warp == 4 * W) return;
+  // Epilogue (store_fragment says which output element each accumulator is).
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");  // scales and out belong to the stream order
+  const float scale = *p.a_scale * *p.b_scale;
   const int64_t out_base = int64_t(batch) * p.m * int64_t(p.n);
-  const int t = int(threadIdx.x);
-  auto store = [&](int i, float v) { store_fragment(p, row0, out_base, scale, t, i, v); };
-  if (S == 1) {
+  auto store = [&](int tc, int i, float v) { store_fragment(p, row0, out_base, scale, tc, i, v); };
+
+  constexpr int kConsumers = W * 128;
+  if (p.splitk == 1) {
+    if (warp < 4 * W) {
 #pragma unroll
-    for (int i = 0; i < kAcc; ++i) store(i, acc[i]);
+      for (int i = 0; i < kAcc; ++i) store(int(threadIdx.x), i, acc[i]);
+    }
     return;
   }
 
-  // Split-K: rank r adds up the sums of the consumer threads t with t % S == r. Once every
-  // consumer of the cluster is past its K loop (cluster barrier: the rings are idle), each thread
-  // pushes its accumulators into slot [rank] of the owner's ring (st.shared::cluster) and
-  // arrives on the owner's red_full (release); the owner adds the slots in rank order 0, 1, ...
-  // (deterministic) and stores. No barrier after that: nothing reads another block's shared
-  // memory, and a block exits only once every push into its ring has landed.
-  const int rank = int(blockIdx.y);
-  const int owner = t % S, li = t / S;
-  const int own = (kConsumers + S - 1) / S;
-  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-  const uint32_t dst = mapa_rank(smem_addr(ring), uint32_t(owner));
+  // Split-K: every rank's partial sums go to its (now idle) ring, [i][consumer thread]; each rank
+  // then finishes a contiguous share of the outputs, adding the ranks in order 0, 1, ...
+  __syncthreads();  // all wgmma and TMA traffic of this block is over (the ring is free)
+  float* partial = reinterpret_cast<float*>(ring);
+  if (warp < 4 * W) {
 #pragma unroll
-  for (int i = 0; i < kAcc; ++i) st_cluster_f32(dst + 4u * uint32_t((rank * kAcc + i) * own + li), acc[i]);
-  mbar_arrive_remote(mapa_rank(smem_addr(&red_full), uint32_t(owner)));
-  if (owner != rank) return;
-  mbar_wait_cluster(&red_full, 0);
-  const float* red = reinterpret_cast<const float*>(ring);
-#pragma unroll
-  for (int i = 0; i < kAcc; ++i) {
-    float v = 0.f;
-    for (int q = 0; q < S; ++q) v += red[(q * kAcc + i) * own + li];
-    store(i, v);
+    for (int i = 0; i < kAcc; ++i) partial[i * kConsumers + int(threadIdx.x)] = acc[i];
   }
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();
+  const int rank = int(cluster.block_rank());
+  constexpr int kTotal = kAcc * kConsumers;
+  const int share = (kTotal + p.splitk - 1) / p.splitk;
+  const int e_end = min(kTotal, (rank + 1) * share);
+  for (int e = rank * share + int(threadIdx.x); e < e_end; e += kThreads<W>) {
+    float v = 0.f;
+    for (int q = 0; q < p.splitk; ++q) v += cluster.map_shared_rank(partial, q)[e];
+    store(e % kConsumers, e / kConsumers, v);
+  }
+  cluster.sync();  // no block may exit while another still reads its shared memory
 #else
   __trap();  // wgmma and this kernel's TMA path exist on sm_90a only (can_implement refuses others)
 #endif
