@@ -1,0 +1,694 @@
+// Where the fixed per-call cost of the v3 (wgmma + TMA) small_m kernel goes (issue 4): a copy of
+// the one-shot v3 kernel with stages left out at compile time (MODE bits), timed the way the
+// library's bench times (CUDA graph of back-to-back calls over weight copies rotating through
+// >= 256 MB, round-robin replays, median), beside the library's own tactic, cuBLASLt's default and
+// a plain 16-byte-load read of the same weights. Differences between variants place the time.
+//
+// Build (here, no GPU needed; links the library for the cuBLASLt reference and the tactic):
+//   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -I src -I include \
+//     src/backends/small_m/bench/small_m_fixed_cost.cu build-s4/libfp8gemm.a -lcublasLt -o small_m_fixed_cost
+// Run: small_m_fixed_cost [--once]   (--once: one eager launch of each variant, for ncu)
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/small_m/small_m_wgmma.cuh"
+#include "core/device_buffer.h"
+#include "fp8gemm/fp8gemm.h"
+
+namespace fp8gemm::small_m::v3 {
+
+enum : int {
+  kEmpty = 1,     // return at once (launch, block scheduling, kernel boundary)
+  kNoLoad = 2,    // no TMA; consumers skip the K loop (prologue + epilogue + boundary)
+  kNoMma = 4,     // consumers wait for each stage and give it back, no wgmma (the TMA stream)
+  kNoAct = 8,     // weights only (no activation TMA)
+  kNoEpi = 16,    // no stores, no split-K reduction
+  kPush = 32,     // split-K: push partials to owner ranks (st.shared::cluster + remote mbarrier
+                  // arrive), cluster barrier arrived at setup and waited before the first push;
+                  // no trailing cluster.sync
+  kFixup = 64,    // split-K without a cluster: partials through global memory, the last block of a
+                  // tile (atomic ticket) adds them in rank order
+  kNoWait = 128,  // no griddepcontrol.wait at all (wrong in general: the dependency's price)
+  kLateTrig = 256,  // launch_dependents after the K loop instead of after setup
+  kEarly = 512,     // consumers wait for the previous kernel and read the scales before the K loop
+  kPushWarp = 1024,  // with kPush: one remote arrive per (warp, owner) instead of one per thread
+                     // (4W * S arrivals per owner instead of ~kC): fence.acq_rel.cluster, __syncwarp,
+                     // then lane q < S arrives on rank q's red_full
+  kNoStore = 2048,   // everything but the global stores of the output (their flush is on the path
+                     // to the dependent kernel's griddepcontrol.wait)
+};
+
+struct DParams {
+  Params p;
+  float* ws;       // kFixup: [unit][rank][kAcc][consumers]
+  unsigned* cnt;   // kFixup: [unit] tickets, zero between calls (the last block resets)
+};
+
+__device__ __forceinline__ void cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory"); }
+
+template <class WT, class AT, int W, int NP, int MODE>
+__global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
+    diag_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap amap, const DParams dp) {
+#ifdef FP8GEMM_SMALL_M_SM90A
+  if constexpr (MODE & kEmpty) return;
+  namespace cg = cooperative_groups;
+  const Params& p = dp.p;
+  constexpr int kKB = 128;
+  constexpr int kWBytes = W * 64 * kKB;
+  constexpr int kABytes = NP * kKB;
+  constexpr int kStage = kWBytes + kABytes;
+  constexpr int kAcc = NP / 2;
+  constexpr int kC = W * 128;
+  constexpr bool kAct = !(MODE & kNoAct);
+  constexpr uint32_t kTx = kAct ? kStage : kWBytes;
+
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ __align__(8) uint64_t full_bar[16];
+  __shared__ __align__(8) uint64_t empty_bar[16];
+  __shared__ __align__(8) uint64_t red_full;
+  __shared__ int s_last;
+  uint8_t* ring = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+  float* red = reinterpret_cast<float*>(ring + p.stages * kStage);  // kPush: [S][kAcc][own]
+
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
+  const int stages = p.stages, S = p.splitk;
+  const int row0 = int(blockIdx.x) * (64 * W);
+  const int batch = int(blockIdx.z);
+  const int rank = int(blockIdx.y);
+  const int kb0 = rank * p.kblocks_per_split;
+  const int nkb = (MODE & kNoLoad) ? 0 : max(0, min(kb0 + p.kblocks_per_split, p.kblocks) - kb0);
+  const int own = (kC + S - 1) / S;
+  constexpr bool kPushRed = (MODE & kPush) && !(MODE & kNoEpi);
+  constexpr bool kWarpArrive = (MODE & kPushWarp) != 0;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(&full_bar[s], 1);
+      mbar_init(&empty_bar[s], 4 * W);
+    }
+    if (kPushRed && S > 1) mbar_init(&red_full, kWarpArrive ? uint32_t(4 * W * S) : uint32_t(S * ((kC - rank + S - 1) / S)));
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (kPushRed && S > 1) cluster_arrive();
+  if constexpr (!(MODE & kLateTrig)) asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+
+  float acc[kAcc];
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
+  float scale = 0.f;
+
+  if (warp == 4 * W) {
+    if (lane == 0 && nkb > 0) {
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&wmap)) : "memory");
+      if (kAct) asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&amap)) : "memory");
+      uint64_t pol_w, pol_a;
+      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol_w));
+      asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(pol_a));
+      const int pre = min(stages, nkb);
+      for (int i = 0; i < pre; ++i) {
+        mbar_arrive_expect_tx(&full_bar[i], kTx);
+        tma_load(ring + i * kStage, &wmap, &full_bar[i], (kb0 + i) * kKB, row0, batch, pol_w);
+      }
+      int pf = pre;
+      for (const int pf_end = min(nkb, pre + p.l2pf); pf < pf_end; ++pf)
+        tma_prefetch_l2(&wmap, (kb0 + pf) * kKB, row0, batch);
+      if constexpr (!(MODE & kNoWait)) asm volatile("griddepcontrol.wait;\n" ::: "memory");
+      if (kAct)
+        for (int i = 0; i < pre; ++i)
+          tma_load(ring + i * kStage + kWBytes, &amap, &full_bar[i], (kb0 + i) * kKB, 0, batch, pol_a);
+      int s = pre == stages ? 0 : pre;
+      uint32_t phase = 0;
+      for (int i = pre; i < nkb; ++i) {
+        mbar_wait(&empty_bar[s], phase);
+        mbar_arrive_expect_tx(&full_bar[s], kTx);
+        uint8_t* st = ring + s * kStage;
+        tma_load(st, &wmap, &full_bar[s], (kb0 + i) * kKB, row0, batch, pol_w);
+        if (kAct) tma_load(st + kWBytes, &amap, &full_bar[s], (kb0 + i) * kKB, 0, batch, pol_a);
+        if (pf < nkb && pf <= i + p.l2pf) tma_prefetch_l2(&wmap, (kb0 + pf++) * kKB, row0, batch);
+        if (++s == stages) {
+          s = 0;
+          phase ^= 1;
+        }
+      }
+    }
+    if (kPushRed && S > 1) return;  // arrived on the cluster barrier; needs no wait
+  } else {
+    if constexpr (MODE & kEarly) {
+      asm volatile("griddepcontrol.wait;\n" ::: "memory");
+      scale = *p.a_scale * *p.b_scale;
+    }
+    const int wg = warp >> 2;
+    int s = 0;
+    uint32_t phase = 0;
+    int prev = -1;
+    if constexpr (MODE & kNoMma) {
+      for (int i = 0; i < nkb; ++i) {
+        mbar_wait(&full_bar[s], phase);
+        __syncwarp();
+        if (lane == 0) mbar_arrive(&empty_bar[s]);
+        if (++s == stages) {
+          s = 0;
+          phase ^= 1;
+        }
+      }
+    } else {
+      consume_k_blocks<WT, AT, NP, kKB, kWBytes, kStage>(acc, nkb, ring, full_bar, empty_bar, stages, wg, lane, s,
+                                                         phase, prev);
+    }
+  }
+  if constexpr (MODE & kLateTrig) asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+  if constexpr (MODE & kNoEpi) return;
+
+  if constexpr (!(MODE & kEarly)) {
+    if constexpr (!(MODE & kNoWait)) asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    scale = *p.a_scale * *p.b_scale;
+  } else if (warp == 4 * W) {
+    scale = *p.a_scale * *p.b_scale;  // the producer warp takes part in the cluster reductions
+  }
+  const int64_t out_base = int64_t(batch) * p.m * int64_t(p.n);
+  auto store = [&](int tc, int i, float v) {
+    if constexpr (MODE & kNoStore) {
+      if (v * scale == 1.2345678e30f) store_fragment(p, row0, out_base, scale, tc, i, v);  // never true
+    } else {
+      store_fragment(p, row0, out_base, scale, tc, i, v);
+    }
+  };
+
+  if (S == 1) {
+    if (warp < 4 * W) {
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) store(int(threadIdx.x), i, acc[i]);
+    }
+    return;
+  }
+
+  if constexpr (kPushRed) {
+    // Consumers only (the producer returned). Thread t's sums go to rank t % S.
+    const int t = int(threadIdx.x);
+    const int owner = t % S, li = t / S;
+    cluster_wait();  // every rank's red_full is initialised
+    const uint32_t dst = mapa_rank(smem_addr(red), uint32_t(owner));
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) st_cluster_f32(dst + 4u * uint32_t((rank * kAcc + i) * own + li), acc[i]);
+    if constexpr (kWarpArrive) {
+      asm volatile("fence.acq_rel.cluster;\n" ::: "memory");
+      __syncwarp();
+      if (lane < S) mbar_arrive_remote(mapa_rank(smem_addr(&red_full), uint32_t(lane)));
+    } else {
+      mbar_arrive_remote(mapa_rank(smem_addr(&red_full), uint32_t(owner)));
+    }
+    if (owner == rank) {
+      mbar_wait_cluster(&red_full, 0);
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) {
+        float v = 0.f;
+        for (int q = 0; q < S; ++q) v += red[(q * kAcc + i) * own + li];
+        store(t, i, v);
+      }
+    }
+    return;
+  } else if constexpr (MODE & kFixup) {
+    const int unit = batch * int(gridDim.x) + int(blockIdx.x);
+    const int t = int(threadIdx.x);
+    float* mine = dp.ws + (size_t(unit) * S + rank) * (kAcc * kC);
+    if (warp < 4 * W) {
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) __stcg(mine + i * kC + t, acc[i]);
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      const unsigned old = atomicAdd(&dp.cnt[unit], 1u);
+      s_last = old == unsigned(S - 1);
+      if (s_last) dp.cnt[unit] = 0;  // every rank has taken its ticket: ready for the next call
+    }
+    __syncthreads();
+    if (!s_last || warp >= 4 * W) return;
+    __threadfence();
+    const float* all = dp.ws + size_t(unit) * S * (kAcc * kC);
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) {
+      float v = 0.f;
+      for (int q = 0; q < S; ++q) v += q == rank ? acc[i] : __ldcg(all + (q * kAcc + i) * kC + t);
+      store(t, i, v);
+    }
+    return;
+  } else {
+    __syncthreads();
+    float* partial = reinterpret_cast<float*>(ring);
+    if (warp < 4 * W) {
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) partial[i * kC + int(threadIdx.x)] = acc[i];
+    }
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();
+    constexpr int kTotal = kAcc * kC;
+    const int share = (kTotal + S - 1) / S;
+    const int e_end = min(kTotal, (rank + 1) * share);
+    for (int e = rank * share + int(threadIdx.x); e < e_end; e += kThreads<W>) {
+      float v = 0.f;
+      for (int q = 0; q < S; ++q) v += cluster.map_shared_rank(partial, q)[e];
+      store(e % kC, e / kC, v);
+    }
+    cluster.sync();
+  }
+#else
+  __trap();
+#endif
+}
+
+}  // namespace fp8gemm::small_m::v3
+
+namespace {
+
+using namespace fp8gemm;
+using namespace fp8gemm::small_m;
+
+#define CK(x)                                                                                  \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                            \
+    }                                                                                          \
+  } while (0)
+
+__global__ void fill_e4m3(uint8_t* p, size_t n, uint64_t seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
+    x ^= x >> 31;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 29;
+    uint8_t c = uint8_t(x);
+    c = uint8_t((c & 0x80) | (0x30 + (c & 0x1F)));  // |v| in [0.125, 1): no NaN, no overflow
+    p[i] = c;
+  }
+}
+
+// Plain read of `bytes` (16-byte loads, 4 in flight per thread), PDL-friendly.
+__global__ void __launch_bounds__(512) read_stream(const uint4* data, size_t count, unsigned* sink) {
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+  const size_t stride = size_t(gridDim.x) * blockDim.x;
+  unsigned a = 0;
+  size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + 3 * stride < count; i += 4 * stride) {
+    uint4 v[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) v[j] = __ldcs(data + i + j * stride);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) a ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+  }
+  for (; i < count; i += stride) {
+    const uint4 v = __ldcs(data + i);
+    a ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  if (a == 0x9E3779B9u) *sink = a;
+}
+
+__global__ void empty_kernel() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
+
+struct Cfg {
+  int rows, splitk, stages;
+};
+struct Shape {
+  const char* name;
+  int n, k, m;
+  std::vector<Cfg> cfgs;
+  std::vector<std::string> lib;  // library tactic configs to time beside
+};
+
+using LaunchFn = void (*)(const CUtensorMap&, const CUtensorMap&, const v3::DParams&, dim3, int, size_t,
+                          cudaStream_t, bool, bool);
+
+template <int W, int NP, int MODE>
+void launch_diag(const CUtensorMap& wm, const CUtensorMap& am, const v3::DParams& dp, dim3 grid, int splitk,
+                 size_t smem, cudaStream_t st, bool pdl, bool cluster) {
+  auto k = v3::diag_kernel<E4M3, E4M3, W, NP, MODE>;
+  static bool raised = false;
+  if (!raised) {
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 220 * 1024));
+    raised = true;
+  }
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(v3::kThreads<W>);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = st;
+  cudaLaunchAttribute at[2];
+  set_launch_attrs(cfg, at, cluster ? splitk : 1, pdl);
+  CK(cudaLaunchKernelEx(&cfg, k, wm, am, dp));
+}
+
+template <int W, int NP>
+LaunchFn pick(int mode) {
+  using namespace v3;
+  switch (mode) {
+    case 0: return launch_diag<W, NP, 0>;
+    case kEmpty: return launch_diag<W, NP, kEmpty>;
+    case kNoLoad: return launch_diag<W, NP, kNoLoad>;
+    case kNoLoad | kNoEpi: return launch_diag<W, NP, kNoLoad | kNoEpi>;
+    case kNoMma | kNoEpi: return launch_diag<W, NP, kNoMma | kNoEpi>;
+    case kNoMma | kNoEpi | kNoAct: return launch_diag<W, NP, kNoMma | kNoEpi | kNoAct>;
+    case kNoAct: return launch_diag<W, NP, kNoAct>;
+    case kNoEpi: return launch_diag<W, NP, kNoEpi>;
+    case kPush: return launch_diag<W, NP, kPush>;
+    case kFixup: return launch_diag<W, NP, kFixup>;
+    case kNoWait: return launch_diag<W, NP, kNoWait>;
+    case kLateTrig: return launch_diag<W, NP, kLateTrig>;
+    case kPush | kLateTrig: return launch_diag<W, NP, kPush | kLateTrig>;
+    case kEarly: return launch_diag<W, NP, kEarly>;
+    case kPush | kEarly: return launch_diag<W, NP, kPush | kEarly>;
+    case kPush | kPushWarp: return launch_diag<W, NP, kPush | kPushWarp>;
+    case kPush | kPushWarp | kEarly: return launch_diag<W, NP, kPush | kPushWarp | kEarly>;
+    case kNoStore: return launch_diag<W, NP, kNoStore>;
+  }
+  return nullptr;
+}
+LaunchFn pick_any(int rows, int np, int mode) {
+  const int W = rows / 64;
+  if (W == 1) {
+    if (np == 8) return pick<1, 8>(mode);
+    if (np == 16) return pick<1, 16>(mode);
+  } else {
+    if (np == 8) return pick<2, 8>(mode);
+    if (np == 16) return pick<2, 16>(mode);
+  }
+  return nullptr;
+}
+
+const char* mode_name(int m) {
+  using namespace v3;
+  switch (m) {
+    case 0: return "full";
+    case kEmpty: return "empty";
+    case kNoLoad: return "noload";
+    case kNoLoad | kNoEpi: return "noload+noepi";
+    case kNoMma | kNoEpi: return "tma_stream";
+    case kNoMma | kNoEpi | kNoAct: return "tma_stream_w";
+    case kNoAct: return "noact";
+    case kNoEpi: return "noepi";
+    case kPush: return "push";
+    case kFixup: return "fixup";
+    case kNoWait: return "nowait";
+    case kLateTrig: return "latetrig";
+    case kPush | kLateTrig: return "push+latetrig";
+    case kEarly: return "early";
+    case kPush | kEarly: return "push+early";
+    case kPush | kPushWarp: return "pushwarp";
+    case kPush | kPushWarp | kEarly: return "pushwarp+early";
+    case kNoStore: return "nostore";
+  }
+  return "?";
+}
+
+void encode(CUtensorMap* map, const void* base, int64_t k, int64_t rows, int box_rows) {
+  using Fn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
+                          const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                          CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+  static Fn fn = nullptr;
+  if (!fn) {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
+    fn = reinterpret_cast<Fn>(p);
+  }
+  const cuuint64_t dims[3] = {cuuint64_t(k), cuuint64_t(rows), 1};
+  const cuuint64_t strides[2] = {cuuint64_t(k), cuuint64_t(k) * cuuint64_t(rows)};
+  const cuuint32_t box[3] = {128, cuuint32_t(box_rows), 1};
+  const cuuint32_t es[3] = {1, 1, 1};
+  const CUresult r = fn(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<void*>(base), dims, strides, box, es,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    std::fprintf(stderr, "encode failed %d\n", int(r));
+    std::exit(1);
+  }
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? NAN : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool once = argc > 1 && std::strcmp(argv[1], "--once") == 0;
+  constexpr int kCalls = 20, kReplays = 11;
+  Context ctx;
+  std::printf("# %s\n", ctx.device().to_string().c_str());
+  const int sms = ctx.device().sm_count;
+  cudaStream_t st;
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+
+  const std::vector<Shape> shapes = {
+      {"llama8b.o", 4096, 4096, 1, {{64, 5, 6}, {128, 8, 4}, {64, 2, 12}, {64, 1, 12}, {64, 8, 4}},
+       {"wgmma,rows=64,splitk=5,stages=6,l2pf=0,pdl=1"}},
+      {"llama8b.o", 4096, 4096, 16, {{64, 5, 6}}, {"wgmma,rows=64,splitk=5,stages=6,l2pf=0,pdl=1"}},
+      {"llama8b.qkv", 6144, 4096, 1, {{64, 2, 8}, {64, 4, 6}}, {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1"}},
+      {"tp8.down", 8192, 3584, 1, {{64, 1, 12}, {64, 2, 8}},
+       {"wgmma,rows=64,splitk=1,stages=12,l2pf=0,pdl=1,persist=1"}},
+      {"super.down", 4096, 5376, 1, {{64, 5, 6}}, {"wgmma,rows=64,splitk=5,stages=6,l2pf=0,pdl=1"}},
+      {"nemoh8b.out_proj", 4096, 8192, 1, {{64, 5, 8}}, {"wgmma,rows=64,splitk=5,stages=8,l2pf=0,pdl=1"}},
+      {"llama70b.o", 8192, 8192, 1, {{64, 2, 12}}, {"wgmma,rows=64,splitk=2,stages=12,l2pf=0,pdl=1"}},
+  };
+  using namespace v3;
+  const std::vector<int> modes = {0,      kEmpty, kNoLoad, kNoLoad | kNoEpi, kNoMma | kNoEpi, kNoMma | kNoEpi | kNoAct,
+                                  kNoAct, kNoEpi, kPush,   kFixup,           kNoWait,         kLateTrig,
+                                  kPush | kLateTrig, kEarly, kPush | kEarly, kPush | kPushWarp,
+                                  kPush | kPushWarp | kEarly, kNoStore};
+
+  const size_t rot = size_t(256) << 20;
+  size_t maxw = 0;
+  for (auto& s : shapes) maxw = std::max(maxw, size_t(s.n) * s.k);
+  DeviceBuffer pool(rot + 2 * maxw), act(32 * 32768), scales(64), ws(size_t(64) << 20), cnt(1 << 16),
+      sink(64);
+  DeviceBuffer outs(size_t(kCalls) * 32 * 16384 * 2), ref(32 * 16384 * 2);
+  fill_e4m3<<<1024, 256, 0, st>>>(pool.as<uint8_t>(), pool.bytes(), 1);
+  fill_e4m3<<<64, 256, 0, st>>>(act.as<uint8_t>(), act.bytes(), 2);
+  CK(cudaMemsetAsync(cnt.get(), 0, cnt.bytes(), st));
+  const float sc[8] = {0.5f, 0, 0, 0, 0.25f, 0, 0, 0};
+  CK(cudaMemcpy(scales.get(), sc, sizeof sc, cudaMemcpyHostToDevice));
+  CK(cudaStreamSynchronize(st));
+
+  struct Row {
+    std::string shape, cfg, variant;
+    double us, floor;
+    long mism;
+  };
+  std::vector<Row> rows;
+
+  for (const Shape& s : shapes) {
+    const size_t wb = size_t(s.n) * s.k;
+    const size_t stride = (wb + 1023) / 1024 * 1024;
+    const int copies = int(std::max<size_t>(2, (rot + wb - 1) / wb));
+    const double floor_us = double(wb + size_t(s.m) * s.k + 2 * size_t(s.m) * s.n) / 4.5e12 * 1e6;
+    Problem pr;
+    pr.m = s.m;
+    pr.n = s.n;
+    pr.k = s.k;
+    const int np = wgmma_n(s.m);
+
+    struct Cand {
+      std::string cfg, variant;
+      std::function<void(int call, void* out)> run;
+      bool checks;  // produces the full output (compared bitwise with the first "full")
+    };
+    std::vector<Cand> cands;
+    auto W = [&](int i) { return pool.as<uint8_t>() + size_t(i % copies) * stride; };
+    // Tensor maps per copy (encoded once, outside the capture).
+    std::vector<std::vector<CUtensorMap>> wmaps(2, std::vector<CUtensorMap>(copies));
+    for (int c = 0; c < copies; ++c) {
+      encode(&wmaps[0][c], W(c), s.k, s.n, 64);
+      encode(&wmaps[1][c], W(c), s.k, s.n, 128);
+    }
+    auto amap = std::make_shared<CUtensorMap>();
+    encode(amap.get(), act.get(), s.k, s.m, np);
+
+    try {
+      Tactic t = ctx.choose(pr, "cublaslt");
+      for (int rep = 0; rep < 2; ++rep)
+        cands.push_back({"cublaslt", rep ? "default(again)" : "default", [&, t, pr](int i, void* out) {
+                           GemmArgs a{act.get(), W(i), scales.as<float>(), scales.as<float>() + 4, out};
+                           ctx.run_tactic(pr, t, a, st);
+                         },
+                         false});
+    } catch (const std::exception& e) {
+      std::printf("# cublaslt: %s\n", e.what());
+    }
+    for (const std::string& lc : s.lib) {
+      Tactic t{"small_m", lc};
+      cands.push_back({lc, "library", [&, t, pr](int i, void* out) {
+                         GemmArgs a{act.get(), W(i), scales.as<float>(), scales.as<float>() + 4, out};
+                         ctx.run_tactic(pr, t, a, st);
+                       },
+                       true});
+    }
+    cands.push_back({"ldg", "read_stream", [&, wb](int i, void*) {
+                       cudaLaunchConfig_t cfg{};
+                       cfg.gridDim = dim3(unsigned(sms * 4));
+                       cfg.blockDim = dim3(512);
+                       cfg.stream = st;
+                       cudaLaunchAttribute at[2];
+                       set_launch_attrs(cfg, at, 1, true);
+                       CK(cudaLaunchKernelEx(&cfg, read_stream, reinterpret_cast<const uint4*>(W(i)), wb / 16,
+                                             sink.as<unsigned>()));
+                     },
+                     false});
+    cands.push_back({"empty", "1 block", [&](int, void*) {
+                       cudaLaunchConfig_t cfg{};
+                       cfg.gridDim = dim3(1);
+                       cfg.blockDim = dim3(32);
+                       cfg.stream = st;
+                       cudaLaunchAttribute at[2];
+                       set_launch_attrs(cfg, at, 1, true);
+                       CK(cudaLaunchKernelEx(&cfg, empty_kernel));
+                     },
+                     false});
+
+    for (const Cfg& c : s.cfgs) {
+      char cname[64];
+      std::snprintf(cname, sizeof cname, "rows=%d,splitk=%d,stages=%d", c.rows, c.splitk, c.stages);
+      Params kp{};
+      kp.a_scale = scales.as<float>();
+      kp.b_scale = scales.as<float>() + 4;
+      kp.m = s.m;
+      kp.n = s.n;
+      kp.kblocks = (s.k + 127) / 128;
+      kp.kblocks_per_split = (kp.kblocks + c.splitk - 1) / c.splitk;
+      kp.splitk = c.splitk;
+      kp.stages = c.stages;
+      kp.l2pf = 0;
+      const int tiles = (s.n + c.rows - 1) / c.rows;
+      const dim3 grid(unsigned(tiles), unsigned(c.splitk), 1);
+      const size_t stage_b = size_t(c.rows + np) * 128;
+      const int own = (c.rows * 2 + c.splitk - 1) / c.splitk;
+      const size_t smem_lib = c.stages * stage_b + 1024;  // as shared_bytes() (occupancy as the library's)
+      const size_t smem_push = smem_lib + size_t(c.splitk) * (np / 2) * own * 4;
+      for (int mode : modes) {
+        if ((mode & (kPush | kFixup)) && c.splitk == 1) continue;
+        for (int variant = 0; variant < 4; ++variant) {
+          // variant 0: as the library launches (cluster for split-K, PDL); 1: PDL off;
+          // 2: no cluster attribute (only where the kernel uses no cluster op).
+          const bool pdl = variant != 1;
+          const bool cluster = variant != 2 && c.splitk > 1 && !(mode & kFixup);
+          if (variant == 1 && mode != 0 && mode != kEmpty && mode != kPush && mode != (kPush | kPushWarp)) continue;
+          if (variant == 2 && !(c.splitk > 1 && (mode & (kNoEpi | kEmpty)))) continue;
+          // variant 3: the whole K range of the block requested into L2 before the wait (l2pf=64).
+          if (variant == 3 && mode != 0 && mode != kPush) continue;
+          LaunchFn fn = pick_any(c.rows, np, mode);
+          if (!fn) continue;
+          std::string vn = std::string(mode_name(mode)) + (pdl ? "" : ",pdl=0") + (variant == 2 ? ",nocluster" : "") +
+                           (variant == 3 ? ",l2pf" : "");
+          const int wi = c.rows / 128;
+          v3::DParams dp{kp, ws.as<float>(), cnt.as<unsigned>()};
+          if (variant == 3) dp.p.l2pf = 64;
+          const bool checks = !(mode & (kEmpty | kNoLoad | kNoMma | kNoAct | kNoEpi | kNoWait | kNoStore));
+          const size_t smem = (mode & kPush) ? smem_push : smem_lib;
+          cands.push_back({cname, vn, [&, fn, dp, grid, c, smem, pdl, cluster, wi](int i, void* out) {
+                             v3::DParams d = dp;
+                             d.p.out = out;
+                             fn(wmaps[wi][i % copies], *amap, d, grid, c.splitk, smem, st, pdl, cluster);
+                           },
+                           checks});
+        }
+      }
+    }
+
+    if (once) {
+      for (auto& c : cands) c.run(0, outs.get());
+      CK(cudaStreamSynchronize(st));
+      continue;
+    }
+
+    // Correctness of the variants that write the whole output: bitwise against the first.
+    std::vector<long> mism(cands.size(), -1);
+    {
+      const size_t ob = size_t(s.m) * s.n * 2;
+      std::vector<uint16_t> h0(ob / 2), h(ob / 2);
+      bool have = false;
+      for (size_t ci = 0; ci < cands.size(); ++ci) {
+        if (!cands[ci].checks) continue;
+        CK(cudaMemsetAsync(outs.get(), 0xFF, ob, st));
+        cands[ci].run(0, outs.get());
+        cands[ci].run(0, outs.get());
+        CK(cudaStreamSynchronize(st));
+        CK(cudaMemcpy(have ? h.data() : h0.data(), outs.get(), ob, cudaMemcpyDeviceToHost));
+        if (!have) {
+          have = true;
+          mism[ci] = 0;
+          for (auto v : h0) mism[ci] += v == 0xFFFF;
+          continue;
+        }
+        auto bf = [](uint16_t v) {
+          uint32_t u = uint32_t(v) << 16;
+          float f;
+          std::memcpy(&f, &u, 4);
+          return f;
+        };
+        // ||out - first|| / ||first|| over the output, in units of 1e-4 (another split order rounds
+        // differently: ~1e-3 is bf16 rounding; a NaN (unwritten: the poison) counts as a failure).
+        double d2 = 0, r2 = 0;
+        for (size_t e = 0; e < h.size(); ++e) {
+          const double a = bf(h[e]), b = bf(h0[e]);
+          d2 += (a - b) * (a - b);
+          r2 += b * b;
+        }
+        const double rel = std::sqrt(d2 / std::max(r2, 1e-30));
+        mism[ci] = std::isfinite(rel) ? long(rel * 1e4) : 999999;
+      }
+    }
+
+    std::vector<cudaGraphExec_t> g(cands.size(), nullptr);
+    for (size_t ci = 0; ci < cands.size(); ++ci) {
+      cudaGraph_t gr;
+      CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+      for (int i = 0; i < kCalls; ++i) cands[ci].run(i, outs.as<uint8_t>() + size_t(i) * 32 * 16384 * 2);
+      CK(cudaStreamEndCapture(st, &gr));
+      CK(cudaGraphInstantiate(&g[ci], gr, 0));
+      cudaGraphDestroy(gr);
+      CK(cudaGraphLaunch(g[ci], st));
+    }
+    CK(cudaStreamSynchronize(st));
+    std::vector<std::vector<double>> smp(cands.size());
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int r = 0; r < kReplays; ++r)
+      for (size_t ci = 0; ci < cands.size(); ++ci) {
+        CK(cudaEventRecord(e0, st));
+        CK(cudaGraphLaunch(g[ci], st));
+        CK(cudaEventRecord(e1, st));
+        CK(cudaEventSynchronize(e1));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        smp[ci].push_back(1000.0 * ms / kCalls);
+      }
+    for (auto x : g) cudaGraphExecDestroy(x);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    char sn[64];
+    std::snprintf(sn, sizeof sn, "%s.m%d", s.name, s.m);
+    for (size_t ci = 0; ci < cands.size(); ++ci)
+      rows.push_back({sn, cands[ci].cfg, cands[ci].variant, median(smp[ci]), floor_us, mism[ci]});
+  }
+
+  std::printf("shape|config|variant|us|floor_us|rel_err_1e4\n");
+  for (const Row& r : rows)
+    std::printf("%s|%s|%s|%.3f|%.3f|%ld\n", r.shape.c_str(), r.cfg.c_str(), r.variant.c_str(), r.us, r.floor, r.mism);
+  return 0;
+}
