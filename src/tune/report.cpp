@@ -41,6 +41,21 @@ std::string decisions_to_json(const std::vector<Decision>& decisions, const Devi
   return out.dump(1) + "\n";
 }
 
+namespace {
+// "    12.3   0.981x  finalist cublaslt:...   <== choice   (note)"
+void candidate_row(std::ostream& os, const CandidateReport& c, double default_us, const std::string& choice) {
+  os << std::setw(11) << std::setprecision(3) << c.time_us << "  ";
+  if (c.time_us > 0 && default_us > 0)
+    os << std::setw(7) << std::setprecision(3) << c.time_us / default_us << "x  ";
+  else
+    os << std::setw(8) << "-" << "  ";
+  os << std::left << std::setw(9) << c.status << c.tactic << std::right;
+  if (c.tactic == choice) os << "   <== choice";
+  if (!c.note.empty()) os << "   (" << c.note << ")";
+  os << "\n";
+}
+}  // namespace
+
 std::string explain_text(const Decision& d) {
   std::ostringstream os;
   os << "key       " << d.key << "\n"
@@ -57,33 +72,13 @@ std::string explain_text(const Decision& d) {
   });
   os << std::setw(11) << "us" << "  " << std::setw(8) << "vs def" << "  " << std::left << std::setw(9) << "status"
      << "tactic\n" << std::right;
-  for (const CandidateReport& c : rows) {
-    os << std::setw(11) << std::setprecision(3) << c.time_us << "  ";
-    if (c.time_us > 0 && d.default_us > 0)
-      os << std::setw(7) << std::setprecision(3) << c.time_us / d.default_us << "x  ";
-    else
-      os << std::setw(8) << "-" << "  ";
-    os << std::left << std::setw(9) << c.status << c.tactic << std::right;
-    if (c.tactic == d.choice) os << "   <== choice";
-    if (!c.note.empty()) os << "   (" << c.note << ")";
-    os << "\n";
-  }
+  for (const CandidateReport& c : rows) candidate_row(os, c, d.default_us, d.choice);
   for (const std::string& e : d.excluded_backends) os << "excluded  " << e << "\n";
   for (size_t i = 0; i + 1 < d.segments.size(); ++i) {  // below the edge, each sampled M's own rule
     const ChoiceSegment& s = d.segments[i];
     os << "\nat M=" << s.sampled_m << " (its choice covers M up to " << s.m_max << "; default " << s.default_tactic
        << ")\n";
-    for (const CandidateReport& c : s.candidates) {
-      os << std::setw(11) << std::setprecision(3) << c.time_us << "  ";
-      if (c.time_us > 0 && s.default_us > 0)
-        os << std::setw(7) << std::setprecision(3) << c.time_us / s.default_us << "x  ";
-      else
-        os << std::setw(8) << "-" << "  ";
-      os << std::left << std::setw(9) << c.status << c.tactic << std::right;
-      if (c.tactic == s.tactic) os << "   <== choice";
-      if (!c.note.empty()) os << "   (" << c.note << ")";
-      os << "\n";
-    }
+    for (const CandidateReport& c : s.candidates) candidate_row(os, c, s.default_us, s.tactic);
   }
   os << "\nchoice    " << d.choice << "\n";
   if (d.segments.size() > 1)

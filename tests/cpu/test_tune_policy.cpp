@@ -9,6 +9,7 @@
 
 #include "test_tune_fakes.h"
 #include "tune/policy.h"
+#include "tune/report.h"
 
 namespace fp8gemm::testing {
 namespace {
@@ -102,6 +103,25 @@ TEST_F(PolicyTest, ASampledChoiceHoldsUpToWhereItNeedsAnotherTile) {
   const Decision wide = run();
   ASSERT_EQ(wide.segments.size(), 2u);
   EXPECT_EQ(wide.segments[0].m_max, 63);
+}
+
+// What `fp8gemm explain` prints and `tune --json` writes carry the segments: each sampled M's
+// timings and choice, and where each choice holds.
+TEST_F(PolicyTest, ExplainAndJsonShowTheSegments) {
+  timer.true_us["cutlass:c1"] = 8;
+  timer.true_us["cublaslt:h1"] = 9;
+  timer.at_m = [](const std::string& name, int64_t m, double t) {
+    return name == "cutlass:c1" && m < 64 ? 20.0 : t;
+  };
+  const Decision d = run();
+  const std::string text = tuning::explain_text(d);
+  EXPECT_NE(text.find("at M=59 (its choice covers M up to 59"), std::string::npos) << text;  // 53 merged into it
+  EXPECT_NE(text.find("segments  M<=59: cublaslt:h1"), std::string::npos) << text;
+  EXPECT_NE(text.find("          M<=64: cutlass:c1"), std::string::npos) << text;
+  const std::string json = tuning::decisions_to_json({d}, DeviceInfo{});
+  for (const char* field : {"\"segments\"", "\"sampled_m\": 59", "\"phase_ms\"", "\"rounds\"", "\"samples\"",
+                            "\"short_us\""})
+    EXPECT_NE(json.find(field), std::string::npos) << field;
 }
 
 // A sampled M applies the same rule as the edge: a challenger inside the threshold keeps the
