@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How far `auto` is from the best tactic, from `fp8gemm bench --tactics all --csv` files.
 
-    scripts/auto_regret.py bench.csv [more.csv ...] [--worst 10]
+    scripts/auto_regret.py bench.csv [more.csv ...] [--worst 10] [--by-m]
 
 regret = auto_us / min(auto_us, every <backend>_best_us, cublaslt_default_us) at each point, all
 timed in one round-robin run; 1.000 means auto ran the fastest tactic measured. Prints geomean,
@@ -33,6 +33,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("csv", nargs="+")
     ap.add_argument("--worst", type=int, default=10, help="list this many worst points")
+    ap.add_argument("--by-m", action="store_true", help="also one line per M value")
     args = ap.parse_args()
     points = []
     for path in args.csv:
@@ -51,6 +52,11 @@ def main():
         sel = [p[0] for p in points if label == "all" or m_range(p[2]) == label]
         if sel:
             print(f"{label:10} {len(sel):6} {geomean(sel):8.3f} {max(sel):7.3f} {sum(x <= 1.03 for x in sel):7}")
+    if args.by_m:
+        print(f"\n{'M':>6} {'points':>6} {'geomean':>8} {'max':>7} {'<=1.03':>7}")
+        for m in sorted({p[2] for p in points}):
+            sel = [p[0] for p in points if p[2] == m]
+            print(f"{m:6} {len(sel):6} {geomean(sel):8.3f} {max(sel):7.3f} {sum(x <= 1.03 for x in sel):7}")
     print(f"\nworst {args.worst}:")
     for reg, shape, m, auto_t, best_t in sorted(points, reverse=True)[: args.worst]:
         print(f"  {reg:.3f} {shape} M={m}  auto={auto_t}  best={best_t}")
