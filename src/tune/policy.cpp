@@ -287,17 +287,19 @@ std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vecto
 // 683's four 176-row tiles best, while the choices of the next segment up were 5-28% slower.
 std::vector<ChoiceSegment> extended_upwards(std::vector<ChoiceSegment> segments, const Problem& problem,
                                             const std::vector<Backend*>& backends) {
+  // Before merging: each segment still ends at its own sampled M, so the cap is the next
+  // sampled M (a choice never reaches an M where another one was measured better).
   for (size_t i = 0; i + 1 < segments.size(); ++i) {
     ChoiceSegment& s = segments[i];
     Problem q = problem;
-    q.m = s.m_max;
+    q.m = s.sampled_m;
     int64_t reach = s.m_max;
     try {
       const Tactic t = Tactic::parse(s.tactic);
       if (Backend* b = find_backend(backends, t.backend)) reach = b->same_tiles_up_to(q, t);
     } catch (const std::exception&) {
     }
-    s.m_max = std::max(s.m_max, std::min(reach, segments[i + 1].m_max - 1));
+    s.m_max = std::max(s.m_max, std::min(reach, segments[i + 1].sampled_m - 1));
   }
   return segments;
 }
@@ -424,7 +426,7 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
   }
   phase("samples");
   segments.push_back({problem.m, d.choice, d.default_tactic, d.choice_us, d.default_us, {}, problem.m});
-  d.segments = extended_upwards(merged(std::move(segments)), problem, backends);
+  d.segments = merged(extended_upwards(std::move(segments), problem, backends));
 
   const std::string rule = "max(" + percent(o.min_gain) + ", " + std::to_string(o.noise_factor).substr(0, 3) +
                            "x noise " + percent(rr.noise) + ") = " + percent(d.threshold);

@@ -103,6 +103,17 @@ TEST_F(PolicyTest, ASampledChoiceHoldsUpToWhereItNeedsAnotherTile) {
   const Decision wide = run();
   ASSERT_EQ(wide.segments.size(), 2u);
   EXPECT_EQ(wide.segments[0].m_max, 63);
+  // Nor past a sampled M that chose something else, even when that choice is merged with the
+  // edge's: h1 best only at 53, c1 at 59 and 64 -> h1 up to 58, not 63.
+  timer.at_m = [](const std::string& name, int64_t m, double t) {
+    if (m == 53) return name == "cublaslt:h1" ? 5.0 : name == "cutlass:c1" ? 20.0 : t;
+    return t;  // c1 (8) is the best at 59 and at the edge
+  };
+  const Decision split = run();
+  ASSERT_EQ(split.segments.size(), 2u) << split.reason;
+  EXPECT_EQ(split.segments[0].tactic, "cublaslt:h1");
+  EXPECT_EQ(split.segments[0].m_max, 58);
+  EXPECT_EQ(split.choice_for(59), "cutlass:c1");
 }
 
 // What `fp8gemm explain` prints and `tune --json` writes carry the segments: each sampled M's
