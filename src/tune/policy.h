@@ -24,7 +24,8 @@ struct PolicyOptions {
   // The choice must hold for every M of the bucket, not only its upper edge: the finalists
   // (best first, at most `sampled_finalists`, within the key budget again) are also timed at
   // `bucket_samples` M values below the edge, and each sampled M gets its own choice for the
-  // part of the bucket from the sample below it (docs/tuning.md "Segments").
+  // part of the bucket from the sample below it, and upwards while that choice needs no more M
+  // tiles, up to the next sampled M (docs/tuning.md "Segments").
   int bucket_samples = 2;
   int sampled_finalists = 6;
   // Then up to this many of the candidates the edge's short round pruned, fastest first: a
