@@ -17,7 +17,23 @@ struct GraphTimerOptions {
   int max_calls = 20;              // calls per replay for short kernels
   int min_calls = 3;               // calls per replay for the longest kernels
   uint64_t seed = 0x5eed;          // data is random, but the same from run to run
+  // Settling (docs/measuring.md "Power"): under sustained load the H200 holds a heavy GEMM at
+  // the clock its power cap allows (4096x4480x15680: ~470 us per call against ~408 us in the
+  // first ~50 ms after an idle gap, whose boost comes back after gaps as short as 10 ms). A
+  // measurement whose calls take >= settle_min_call_us first replays its candidates, round-robin,
+  // for settle_ms (settle_idle_ms after the GPU idled longer than idle_gap_ms), so every timed
+  // replay sees the clocks that serving under load sees. settle_ms = 0 turns this off.
+  double settle_min_call_us = 100;
+  double settle_ms = 40;
+  double settle_idle_ms = 80;
+  double idle_gap_ms = 20;
 };
+
+// `o` with the environment's settle overrides, for measuring experiments: FP8GEMM_SETTLE_MS
+// (settle_ms; settle_idle_ms becomes twice it; 0 turns settling off) and
+// FP8GEMM_SETTLE_MIN_CALL_US. Unset or empty: unchanged. Throws Error(kInvalidArgument) naming
+// the variable for anything but a finite number >= 0. The GraphTimer constructor applies it.
+GraphTimerOptions with_settle_env(GraphTimerOptions o, const char* settle_ms, const char* min_call_us);
 
 // Calls per replay for a kernel whose single call took `call_us`: `max_calls` unless that many
 // would last >= target_replay_us, then just enough to reach it, but at least `min_calls`.

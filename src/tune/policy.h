@@ -74,9 +74,10 @@ RoundPlan plan_rounds(const Problem& p, size_t n_candidates, const PolicyOptions
 std::vector<Tactic> trim_candidates(const std::vector<Tactic>& tactics, size_t keep,
                                     const std::vector<std::string>& preferred = {});
 
-// M values below the bucket's upper edge `m` at which the finalists are also timed: `count`
-// points splitting the bucket (lower, edge] into equal parts (distinct, ascending). Each one's
-// choice covers the M values from the previous point (exclusive) up to it.
+// M values below the bucket's upper edge `m` at which the finalists are also timed: the bucket
+// (lower, edge]'s lowest M, lower + 1, then count - 1 points splitting it into equal parts
+// (distinct, ascending, below the edge). Each one's choice covers the M values from the previous
+// point (exclusive) up to it.
 std::vector<int64_t> bucket_sample_ms(int64_t m, int count);
 
 // Measures and decides one key. `problem` is the key's representative problem. Never throws

@@ -238,6 +238,31 @@ TEST(GraphTimerSizing, CallsPerReplay) {
   EXPECT_EQ(calls_per_replay_for(0, o), 20);  // an unmeasurable probe: assume short
 }
 
+// The settle knobs for measuring experiments: unset leaves the defaults, 0 turns settling off,
+// anything else than a number >= 0 is an error naming the variable.
+TEST(GraphTimerSizing, SettleEnvironmentOverrides) {
+  const GraphTimerOptions d;
+  EXPECT_GT(d.settle_ms, 0);
+  EXPECT_GT(d.settle_idle_ms, d.settle_ms);
+  GraphTimerOptions o = with_settle_env(d, nullptr, "");
+  EXPECT_EQ(o.settle_ms, d.settle_ms);
+  EXPECT_EQ(o.settle_min_call_us, d.settle_min_call_us);
+  o = with_settle_env(d, "25", "200");
+  EXPECT_EQ(o.settle_ms, 25);
+  EXPECT_EQ(o.settle_idle_ms, 50);
+  EXPECT_EQ(o.settle_min_call_us, 200);
+  EXPECT_EQ(with_settle_env(d, "0", nullptr).settle_ms, 0);
+  for (const char* bad : {"-1", "abc", "10ms", "nan", "inf"}) {
+    try {
+      with_settle_env(d, bad, nullptr);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("FP8GEMM_SETTLE_MS"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(with_settle_env(d, nullptr, "x"), Error);
+}
+
 }  // namespace
 }  // namespace fp8gemm
 
