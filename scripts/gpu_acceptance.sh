@@ -32,6 +32,10 @@ step() {  # step NAME CMD...
   summary+=("$(printf '%-12s rc=%-3d %5ds  %s' "$name" $rc $((SECONDS - t0)) "$(tail -n 1 "$OUT/logs/$name.log")")")
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,power.limit --format=csv > "$OUT/logs/nvidia-smi.csv" 2>&1
+# Clocks, power and throttle reasons through the whole call (docs/measuring.md "Power").
+nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv,noheader \
+  -lms 200 > "$OUT/logs/clocks.csv" 2>&1 &
+SMI_PID=$!
 step info "$F" info
 for PHASE in $PHASES; do
 case "$PHASE" in
@@ -43,16 +47,16 @@ case "$PHASE" in
     [ "$PHASE" = tests ] && continue
     step bench_small timeout 120 "$F" bench --model all --m 1,2,4,8,16,24,32,48,64,96,128,192,256 --tactics all \
       --csv "$OUT/suite_small.csv" --json "$OUT/logs/suite_small.json"
-    step bench_large timeout 190 "$F" bench --model all --m 384,512,1024,2048,4096,8192,16384 --tactics all \
+    step bench_large timeout 240 "$F" bench --model all --m 384,512,1024,2048,4096,8192,16384 --tactics all \
       --csv "$OUT/suite_large.csv" --json "$OUT/logs/suite_large.json"
     ;;
   tune)
     step tune timeout 180 "$F" tune --model all --m buckets --run-budget-s 170 --cache "$OUT/cache.json" \
       --json "$OUT/logs/tune.json"
     export FP8GEMM_CACHE="$OUT/cache.json"
-    step auto_suite timeout 190 "$F" bench --model all --m suite --tactics all \
+    step auto_suite timeout 270 "$F" bench --model all --m suite --tactics all \
       --csv "$OUT/auto_suite.csv" --json "$OUT/logs/auto_suite.json"
-    step auto_between timeout 90 "$F" bench --model all --m 3,12,40,100,200,300,700,3000 \
+    step auto_between timeout 120 "$F" bench --model all --m 3,12,40,100,200,300,700,3000 \
       --tactics all --csv "$OUT/auto_between.csv"
     step explain timeout 20 "$F" explain --shape 6144,4096 --m 40 --cache "$OUT/cache.json"
     unset FP8GEMM_CACHE
@@ -68,6 +72,7 @@ case "$PHASE" in
 esac
 done
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> "$OUT/logs/nvidia-smi.csv" 2>&1
+kill $SMI_PID 2> /dev/null
 tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$OUT/logs"
 [ -f "$OUT/bench_torch.md" ] && { echo "==== torch"; sed -n '/^| range/,/^$/p' "$OUT/bench_torch.md"; }
 echo "==== summary ($PHASES)"; printf '%s\n' "${summary[@]}"
