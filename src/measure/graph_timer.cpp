@@ -36,7 +36,7 @@ double env_number(const char* name, const char* value, double fallback) {
 GraphTimerOptions with_settle_env(GraphTimerOptions o, const char* settle_ms, const char* min_call_us) {
   if (settle_ms && *settle_ms) {
     o.settle_ms = env_number("FP8GEMM_SETTLE_MS", settle_ms, o.settle_ms);
-    o.settle_idle_ms = 2 * o.settle_ms;
+    o.settle_idle_ms = 3 * o.settle_ms;
   }
   o.settle_min_call_us = env_number("FP8GEMM_SETTLE_MIN_CALL_US", min_call_us, o.settle_min_call_us);
   return o;

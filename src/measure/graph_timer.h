@@ -24,13 +24,13 @@ struct GraphTimerOptions {
   // for settle_ms (settle_idle_ms after the GPU idled longer than idle_gap_ms), so every timed
   // replay sees the clocks that serving under load sees. settle_ms = 0 turns this off.
   double settle_min_call_us = 100;
-  double settle_ms = 40;
-  double settle_idle_ms = 80;
+  double settle_ms = 20;
+  double settle_idle_ms = 60;
   double idle_gap_ms = 20;
 };
 
 // `o` with the environment's settle overrides, for measuring experiments: FP8GEMM_SETTLE_MS
-// (settle_ms; settle_idle_ms becomes twice it; 0 turns settling off) and
+// (settle_ms; settle_idle_ms becomes three times it; 0 turns settling off) and
 // FP8GEMM_SETTLE_MIN_CALL_US. Unset or empty: unchanged. Throws Error(kInvalidArgument) naming
 // the variable for anything but a finite number >= 0. The GraphTimer constructor applies it.
 GraphTimerOptions with_settle_env(GraphTimerOptions o, const char* settle_ms, const char* min_call_us);

@@ -286,6 +286,16 @@ std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vecto
   return s;
 }
 
+// The largest M at which `tactic` still runs the M tiles it runs at q.m (q.m when unknown).
+int64_t reach_of(const Problem& q, const std::string& tactic, const std::vector<Backend*>& backends) {
+  try {
+    const Tactic t = Tactic::parse(tactic);
+    if (Backend* b = find_backend(backends, t.backend)) return std::max(q.m, b->same_tiles_up_to(q, t));
+  } catch (const std::exception&) {
+  }
+  return q.m;
+}
+
 // A sampled M's choice also holds a little above it, while it needs no more M tiles there
 // (Backend::same_tiles_up_to): the boundary to the next segment moves up to that M. On the
 // H200, M=300 and 700, just above the samples at 299 and 683, ran 299's two 152-row tiles and
@@ -298,13 +308,7 @@ std::vector<ChoiceSegment> extended_upwards(std::vector<ChoiceSegment> segments,
     ChoiceSegment& s = segments[i];
     Problem q = problem;
     q.m = s.sampled_m;
-    int64_t reach = s.m_max;
-    try {
-      const Tactic t = Tactic::parse(s.tactic);
-      if (Backend* b = find_backend(backends, t.backend)) reach = b->same_tiles_up_to(q, t);
-    } catch (const std::exception&) {
-    }
-    s.m_max = std::max(s.m_max, std::min(reach, segments[i + 1].sampled_m - 1));
+    s.m_max = std::max(s.m_max, std::min(reach_of(q, s.tactic, backends), segments[i + 1].sampled_m - 1));
   }
   return segments;
 }
@@ -418,13 +422,19 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
     std::set<std::string> listed_at_edge;
     for (const Tactic& t : all.tactics) listed_at_edge.insert(t.name());
     const double budget_us = o.key_budget_ms * 1e3 / double(ms.size());
-    for (int64_t m : ms) {
+    // A chain: the next sample is where the previous sample's choice needs another M tile (up
+    // to there it holds: no tactic gets faster as M grows, and it keeps its time), but no lower
+    // than its own place in `ms`, so the samples still spread over the bucket.
+    int64_t covered = 0;
+    for (int64_t floor_m : ms) {
       Problem q = problem;
-      q.m = m;
+      q.m = std::max(floor_m, covered + 1);
+      if (q.m >= problem.m) break;
       const Tactic reference = o.default_at ? o.default_at(q) : default_tactic;
       if (auto s = decide_at_sample(q, backends, reference, from_edge, pruned_at_edge, listed_at_edge, budget_us,
                                     d.threshold, timer, o)) {
-        d.sampled_ms.push_back(m);
+        d.sampled_ms.push_back(q.m);
+        covered = reach_of(q, s->tactic, backends);
         segments.push_back(std::move(*s));
       }
     }

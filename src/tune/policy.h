@@ -25,7 +25,9 @@ struct PolicyOptions {
   // (best first, at most `sampled_finalists`, within the key budget again) are also timed at
   // `bucket_samples` M values below the edge, and each sampled M gets its own choice for the
   // part of the bucket from the sample below it, and upwards while that choice needs no more M
-  // tiles, up to the next sampled M (docs/tuning.md "Segments").
+  // tiles, up to the next sampled M (docs/tuning.md "Segments"). The first sample is the
+  // bucket's lowest M; each next one where the previous choice needs another tile, but no lower
+  // than bucket_sample_ms() puts it.
   int bucket_samples = 2;
   int sampled_finalists = 6;
   // Then up to this many of the candidates the edge's short round pruned, fastest first: a

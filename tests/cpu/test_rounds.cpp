@@ -249,7 +249,7 @@ TEST(GraphTimerSizing, SettleEnvironmentOverrides) {
   EXPECT_EQ(o.settle_min_call_us, d.settle_min_call_us);
   o = with_settle_env(d, "25", "200");
   EXPECT_EQ(o.settle_ms, 25);
-  EXPECT_EQ(o.settle_idle_ms, 50);
+  EXPECT_EQ(o.settle_idle_ms, 75);
   EXPECT_EQ(o.settle_min_call_us, 200);
   EXPECT_EQ(with_settle_env(d, "0", nullptr).settle_ms, 0);
   for (const char* bad : {"-1", "abc", "10ms", "nan", "inf"}) {

@@ -84,38 +84,45 @@ TEST_F(PolicyTest, ChoiceHoldsAcrossTheBucketNotOnlyAtItsEdge) {
 
 // A sampled M's choice holds above it as long as it needs no more M tiles there: the boundary
 // to the next segment moves up (the H200's M=300 ran best with the two 152-row tiles measured
-// at 299, not with the next sample's choice).
+// at 299, not with the next sample's choice), and the next sample is taken where that choice
+// needs another tile, since up to there no other tactic can overtake it.
 TEST_F(PolicyTest, ASampledChoiceHoldsUpToWhereItNeedsAnotherTile) {
   timer.true_us["cutlass:c1"] = 8;
   timer.true_us["cublaslt:h1"] = 9;
-  cublaslt.tile_height["h1"] = 30;  // two tiles at 49 and 56: the same two up to M=60
+  cublaslt.tile_height["h1"] = 30;  // two tiles at 49: the same two up to M=60
   timer.at_m = [](const std::string& name, int64_t m, double t) {
     return name == "cutlass:c1" && m < 64 ? 20.0 : t;
   };
   const Decision d = run();
+  EXPECT_EQ(d.sampled_ms, (std::vector<int64_t>{49, 61}));  // 61: h1's third tile
   ASSERT_EQ(d.segments.size(), 2u) << d.reason;
   EXPECT_EQ(d.segments[0].tactic, "cublaslt:h1");
-  EXPECT_EQ(d.segments[0].m_max, 60);
-  EXPECT_EQ(d.segments[0].sampled_m, 56);
-  EXPECT_EQ(d.choice_for(60), "cublaslt:h1");
-  EXPECT_EQ(d.choice_for(61), "cutlass:c1");
+  EXPECT_EQ(d.segments[0].m_max, 63);  // chosen again at 61, up to the edge's own sample
+  EXPECT_EQ(d.choice_for(63), "cublaslt:h1");
+  EXPECT_EQ(d.choice_for(64), "cutlass:c1");
+  // The next sample is no lower than its place in the bucket: a 4-row tile reaches only 52,
+  // the second sample still goes to the middle (56).
+  cublaslt.tile_height["h1"] = 4;
+  EXPECT_EQ(run().sampled_ms, (std::vector<int64_t>{49, 56}));
   // Never past the next segment's own sampled M: a height of 100 would reach 100, but the edge
-  // (64) was measured, so h1 stops at 63.
+  // (64) was measured, so h1 stops at 63, and no second sample is needed below the edge.
   cublaslt.tile_height["h1"] = 100;
   const Decision wide = run();
+  EXPECT_EQ(wide.sampled_ms, std::vector<int64_t>{49});
   ASSERT_EQ(wide.segments.size(), 2u);
   EXPECT_EQ(wide.segments[0].m_max, 63);
   // Nor past a sampled M that chose something else, even when that choice is merged with the
-  // edge's: h1 best only at 49, c1 at 56 and 64 -> h1 up to 55, not 63.
+  // edge's: h1 best only at 49 (two 30-row tiles, up to 60), c1 at 61 and 64 -> h1 up to 60.
+  cublaslt.tile_height["h1"] = 30;
   timer.at_m = [](const std::string& name, int64_t m, double t) {
     if (m == 49) return name == "cublaslt:h1" ? 5.0 : name == "cutlass:c1" ? 20.0 : t;
-    return t;  // c1 (8) is the best at 56 and at the edge
+    return t;  // c1 (8) is the best at 61 and at the edge
   };
   const Decision split = run();
   ASSERT_EQ(split.segments.size(), 2u) << split.reason;
   EXPECT_EQ(split.segments[0].tactic, "cublaslt:h1");
-  EXPECT_EQ(split.segments[0].m_max, 55);
-  EXPECT_EQ(split.choice_for(56), "cutlass:c1");
+  EXPECT_EQ(split.segments[0].m_max, 60);
+  EXPECT_EQ(split.choice_for(61), "cutlass:c1");
 }
 
 // What `fp8gemm explain` prints and `tune --json` writes carry the segments: each sampled M's
