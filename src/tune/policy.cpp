@@ -157,16 +157,13 @@ std::vector<int64_t> bucket_sample_ms(int64_t m, int count) {
     if (e < edge) lower = e;
   if (edge > edges.back()) lower = edge / 2;
   std::vector<int64_t> out;
-  if (count <= 0) return out;
-  // The bucket's lowest M first: a tile that fits the edge wastes the most there, and a tactic's
-  // time can jump within one tile count (H200, 4096x8192: a 64x128 CUTLASS kernel ran 18.2 us at
-  // M=193, 15.4 at 208 and 15.0 at 213-256), so the lower end is the least like the edge. Then
-  // equal parts of the bucket above it.
-  auto add = [&](int64_t s) {
+  // Equal parts: each sample's choice covers the part that ends at it, and the edge's the last.
+  // (Session 5 measured the bucket's lowest M + the middle instead: M=200 gained, M=300 and 700
+  // lost more; docs/tuning.md "Where the samples go".)
+  for (int i = 1; i <= count; ++i) {
+    const int64_t s = lower + std::max<int64_t>(1, std::llround(double(edge - lower) * i / (count + 1)));
     if (s < edge && (out.empty() || out.back() < s)) out.push_back(s);
-  };
-  add(lower + 1);
-  for (int i = 1; i < count; ++i) add(lower + std::max<int64_t>(1, std::llround(double(edge - lower) * i / count)));
+  }
   return out;
 }
 

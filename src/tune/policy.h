@@ -25,9 +25,9 @@ struct PolicyOptions {
   // (best first, at most `sampled_finalists`, within the key budget again) are also timed at
   // `bucket_samples` M values below the edge, and each sampled M gets its own choice for the
   // part of the bucket from the sample below it, and upwards while that choice needs no more M
-  // tiles, up to the next sampled M (docs/tuning.md "Segments"). The first sample is the
-  // bucket's lowest M; each next one where the previous choice needs another tile, but no lower
-  // than bucket_sample_ms() puts it.
+  // tiles, up to the next sampled M (docs/tuning.md "Segments"). Each sample after the first
+  // goes where the previous choice needs another tile, but no lower than bucket_sample_ms()
+  // puts it.
   int bucket_samples = 2;
   int sampled_finalists = 6;
   // Then up to this many of the candidates the edge's short round pruned, fastest first: a
@@ -76,10 +76,10 @@ RoundPlan plan_rounds(const Problem& p, size_t n_candidates, const PolicyOptions
 std::vector<Tactic> trim_candidates(const std::vector<Tactic>& tactics, size_t keep,
                                     const std::vector<std::string>& preferred = {});
 
-// M values below the bucket's upper edge `m` at which the finalists are also timed: the bucket
-// (lower, edge]'s lowest M, lower + 1, then count - 1 points splitting it into equal parts
-// (distinct, ascending, below the edge). Each one's choice covers the M values from the previous
-// point (exclusive) up to it.
+// M values below the bucket's upper edge `m` at which the finalists are also timed: `count`
+// points splitting the bucket (lower, edge] into equal parts (distinct, ascending). Each one's
+// choice covers the M values from the previous point (exclusive) up to it; decide() moves a
+// sample up to where the previous sample's choice needs another M tile when that is higher.
 std::vector<int64_t> bucket_sample_ms(int64_t m, int count);
 
 // Measures and decides one key. `problem` is the key's representative problem. Never throws

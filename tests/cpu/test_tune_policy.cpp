@@ -55,29 +55,29 @@ TEST_F(PolicyTest, ClearlyFasterChallengerWins) {
 // tuned at: a tactic that wins at M=64 but collapses below it gets only the part of the bucket
 // where it was measured best; the parts below go to what won at the sampled M values.
 TEST_F(PolicyTest, ChoiceHoldsAcrossTheBucketNotOnlyAtItsEdge) {
-  EXPECT_EQ(tuning::bucket_sample_ms(64, 2), (std::vector<int64_t>{49, 56}));  // bucket (48, 64]: lowest, middle
+  EXPECT_EQ(tuning::bucket_sample_ms(64, 2), (std::vector<int64_t>{53, 59}));  // bucket (48, 64] in thirds
   EXPECT_EQ(tuning::bucket_sample_ms(2, 2), std::vector<int64_t>{});            // bucket (1, 2]: M=2 only
   EXPECT_EQ(tuning::bucket_sample_ms(4, 2), std::vector<int64_t>{3});           // (2, 4]: 3, then the edge
-  EXPECT_EQ(tuning::bucket_sample_ms(64, 3), (std::vector<int64_t>{49, 53, 59}));
-  EXPECT_EQ(tuning::bucket_sample_ms(64, 1), std::vector<int64_t>{49});
+  EXPECT_EQ(tuning::bucket_sample_ms(64, 3), (std::vector<int64_t>{52, 56, 60}));
+  EXPECT_EQ(tuning::bucket_sample_ms(64, 1), std::vector<int64_t>{56});
   EXPECT_EQ(tuning::bucket_sample_ms(64, 0), std::vector<int64_t>{});
-  EXPECT_EQ(tuning::bucket_sample_ms(300, 2), (std::vector<int64_t>{257, 320}));  // bucket (256, 384]
+  EXPECT_EQ(tuning::bucket_sample_ms(300, 2), (std::vector<int64_t>{299, 341}));  // bucket (256, 384]
   timer.true_us["cutlass:c1"] = 8;  // fastest at the edge...
   timer.true_us["cublaslt:h1"] = 9;
   timer.at_m = [](const std::string& name, int64_t m, double t) {
     return name == "cutlass:c1" && m < 64 ? 20.0 : t;  // ...but 2x slower than the default below it
   };
   const Decision d = run();
-  EXPECT_EQ(d.sampled_ms, (std::vector<int64_t>{49, 56}));
+  EXPECT_EQ(d.sampled_ms, (std::vector<int64_t>{53, 59}));
   EXPECT_EQ(d.choice, "cutlass:c1") << d.reason;
-  ASSERT_EQ(d.segments.size(), 2u) << d.reason;  // 49 and 56 chose the same: one segment
-  EXPECT_EQ(d.segments[0].m_max, 56);
+  ASSERT_EQ(d.segments.size(), 2u) << d.reason;  // 53 and 59 chose the same: one segment
+  EXPECT_EQ(d.segments[0].m_max, 59);
   EXPECT_EQ(d.segments[0].tactic, "cublaslt:h1");
   EXPECT_EQ(d.segments[1].m_max, 64);
   EXPECT_EQ(d.segments[1].tactic, "cutlass:c1");
-  for (int64_t m : {49, 53, 56}) EXPECT_EQ(d.choice_for(m), "cublaslt:h1") << m;
-  for (int64_t m : {57, 64}) EXPECT_EQ(d.choice_for(m), "cutlass:c1") << m;
-  EXPECT_NE(d.reason.find("M<=56: cublaslt:h1"), std::string::npos) << d.reason;
+  for (int64_t m : {49, 53, 59}) EXPECT_EQ(d.choice_for(m), "cublaslt:h1") << m;
+  for (int64_t m : {60, 64}) EXPECT_EQ(d.choice_for(m), "cutlass:c1") << m;
+  EXPECT_NE(d.reason.find("M<=59: cublaslt:h1"), std::string::npos) << d.reason;
   // Each sampled M's challengers were checked against the default's output at that M.
   EXPECT_GE(timer.compare_calls, 3);
 }
@@ -89,33 +89,33 @@ TEST_F(PolicyTest, ChoiceHoldsAcrossTheBucketNotOnlyAtItsEdge) {
 TEST_F(PolicyTest, ASampledChoiceHoldsUpToWhereItNeedsAnotherTile) {
   timer.true_us["cutlass:c1"] = 8;
   timer.true_us["cublaslt:h1"] = 9;
-  cublaslt.tile_height["h1"] = 30;  // two tiles at 49: the same two up to M=60
+  cublaslt.tile_height["h1"] = 30;  // two tiles at 53: the same two up to M=60
   timer.at_m = [](const std::string& name, int64_t m, double t) {
     return name == "cutlass:c1" && m < 64 ? 20.0 : t;
   };
   const Decision d = run();
-  EXPECT_EQ(d.sampled_ms, (std::vector<int64_t>{49, 61}));  // 61: h1's third tile
+  EXPECT_EQ(d.sampled_ms, (std::vector<int64_t>{53, 61}));  // 61: h1's third tile
   ASSERT_EQ(d.segments.size(), 2u) << d.reason;
   EXPECT_EQ(d.segments[0].tactic, "cublaslt:h1");
   EXPECT_EQ(d.segments[0].m_max, 63);  // chosen again at 61, up to the edge's own sample
   EXPECT_EQ(d.choice_for(63), "cublaslt:h1");
   EXPECT_EQ(d.choice_for(64), "cutlass:c1");
-  // The next sample is no lower than its place in the bucket: a 4-row tile reaches only 52,
-  // the second sample still goes to the middle (56).
+  // The next sample is no lower than its place in the bucket: a 4-row tile reaches only 56,
+  // the second sample still goes to 59.
   cublaslt.tile_height["h1"] = 4;
-  EXPECT_EQ(run().sampled_ms, (std::vector<int64_t>{49, 56}));
+  EXPECT_EQ(run().sampled_ms, (std::vector<int64_t>{53, 59}));
   // Never past the next segment's own sampled M: a height of 100 would reach 100, but the edge
   // (64) was measured, so h1 stops at 63, and no second sample is needed below the edge.
   cublaslt.tile_height["h1"] = 100;
   const Decision wide = run();
-  EXPECT_EQ(wide.sampled_ms, std::vector<int64_t>{49});
+  EXPECT_EQ(wide.sampled_ms, std::vector<int64_t>{53});
   ASSERT_EQ(wide.segments.size(), 2u);
   EXPECT_EQ(wide.segments[0].m_max, 63);
   // Nor past a sampled M that chose something else, even when that choice is merged with the
-  // edge's: h1 best only at 49 (two 30-row tiles, up to 60), c1 at 61 and 64 -> h1 up to 60.
+  // edge's: h1 best only at 53 (two 30-row tiles, up to 60), c1 at 61 and 64 -> h1 up to 60.
   cublaslt.tile_height["h1"] = 30;
   timer.at_m = [](const std::string& name, int64_t m, double t) {
-    if (m == 49) return name == "cublaslt:h1" ? 5.0 : name == "cutlass:c1" ? 20.0 : t;
+    if (m == 53) return name == "cublaslt:h1" ? 5.0 : name == "cutlass:c1" ? 20.0 : t;
     return t;  // c1 (8) is the best at 61 and at the edge
   };
   const Decision split = run();
@@ -135,11 +135,11 @@ TEST_F(PolicyTest, ExplainAndJsonShowTheSegments) {
   };
   const Decision d = run();
   const std::string text = tuning::explain_text(d);
-  EXPECT_NE(text.find("at M=56 (its choice covers M up to 56"), std::string::npos) << text;  // 49 merged into it
-  EXPECT_NE(text.find("segments  M<=56: cublaslt:h1"), std::string::npos) << text;
+  EXPECT_NE(text.find("at M=59 (its choice covers M up to 59"), std::string::npos) << text;  // 53 merged into it
+  EXPECT_NE(text.find("segments  M<=59: cublaslt:h1"), std::string::npos) << text;
   EXPECT_NE(text.find("          M<=64: cutlass:c1"), std::string::npos) << text;
   const std::string json = tuning::decisions_to_json({d}, DeviceInfo{});
-  for (const char* field : {"\"segments\"", "\"sampled_m\": 56", "\"phase_ms\"", "\"rounds\"", "\"samples\"",
+  for (const char* field : {"\"segments\"", "\"sampled_m\": 59", "\"phase_ms\"", "\"rounds\"", "\"samples\"",
                             "\"short_us\""})
     EXPECT_NE(json.find(field), std::string::npos) << field;
 }

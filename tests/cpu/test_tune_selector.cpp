@@ -129,8 +129,8 @@ TEST_F(SelectorTest, TunedSegmentsFollowTheCallsM) {
   };
   const auto d = sel.tune({problem(64)}, timer, {});
   ASSERT_EQ(d[0].segments.size(), 2u) << d[0].reason;
-  for (int64_t m : {49, 56}) EXPECT_EQ(sel.select(problem(m), "auto", nullptr)->name(), "cublaslt:h1") << m;
-  for (int64_t m : {57, 64}) EXPECT_EQ(sel.select(problem(m), "auto", nullptr)->name(), "cutlass:c0") << m;
+  for (int64_t m : {49, 59}) EXPECT_EQ(sel.select(problem(m), "auto", nullptr)->name(), "cublaslt:h1") << m;
+  for (int64_t m : {60, 64}) EXPECT_EQ(sel.select(problem(m), "auto", nullptr)->name(), "cutlass:c0") << m;
   // Asked again, the cached decision reports the same segments without measuring.
   const int before = timer.measure_calls;
   const auto again = sel.tune({problem(50)}, timer, {});
