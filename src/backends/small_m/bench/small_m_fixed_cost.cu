@@ -500,6 +500,102 @@ __global__ void __launch_bounds__(512) read_stream(const uint4* data, size_t cou
   if (a == 0x9E3779B9u) *sink = a;
 }
 
+// Session 5, set s5c: what limits the stream. Both probes move the same bytes as a v3 grid of
+// `blocks` = tiles x splits blocks with nkb K blocks of 64 rows x 128 B each, PDL on and no
+// griddepcontrol.wait (calls overlap freely: the data path's throughput alone).
+// tma_probe: one producer lane feeds a ring of `stages` 8 KB slots with {128 B, 64 rows} boxes, one
+// consumer warp waits and frees them (no MMA). kContig = false: the kernel's addresses (64 rows
+// of the weight matrix, K-major, 128 B per row per box); true: the same box shape over a flat view
+// of the weights as [N K / 128 lines][128 B], so that each box is 8 KB of consecutive addresses.
+template <bool kContig>
+__global__ void __launch_bounds__(64) tma_probe(const __grid_constant__ CUtensorMap map, int nkb, int stages,
+                                                int kblocks, unsigned* sink) {
+#ifdef FP8GEMM_SMALL_M_SM90A
+  using namespace fp8gemm::small_m::v3;
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ __align__(8) uint64_t full_bar[16];
+  __shared__ __align__(8) uint64_t empty_bar[16];
+  uint8_t* ring = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
+  const int tile = int(blockIdx.x), split = int(blockIdx.y);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(&full_bar[s], 1);
+      mbar_init(&empty_bar[s], 1);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  __syncthreads();
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+  const int kb0 = split * nkb;
+  const int n = max(0, min(nkb, kblocks - kb0));
+  // kContig: this block's boxes are lines [(tile * kblocks + kb0) * 64, + n * 64) of the flat view.
+  const int line0 = (tile * kblocks + kb0) * 64;
+  if (warp == 0) {
+    if (lane == 0) {
+      uint64_t pol;
+      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
+      int s = 0;
+      uint32_t phase = 0;
+      for (int i = 0; i < n; ++i) {
+        if (i >= stages) mbar_wait(&empty_bar[s], phase ^ 1);
+        mbar_arrive_expect_tx(&full_bar[s], 8192);
+        if (kContig) tma_load(ring + s * 8192, &map, &full_bar[s], 0, line0 + i * 64, 0, pol);
+        else tma_load(ring + s * 8192, &map, &full_bar[s], (kb0 + i) * 128, tile * 64, 0, pol);
+        if (++s == stages) {
+          s = 0;
+          phase ^= 1;
+        }
+      }
+    }
+  } else {
+    int s = 0;
+    uint32_t phase = 0, x = 0;
+    for (int i = 0; i < n; ++i) {
+      mbar_wait(&full_bar[s], phase);
+      x ^= reinterpret_cast<const uint32_t*>(ring + s * 8192)[lane];
+      __syncwarp();
+      if (lane == 0) mbar_arrive(&empty_bar[s]);
+      if (++s == stages) {
+        s = 0;
+        phase ^= 1;
+      }
+    }
+    if (x == 0x9E3779B9u) *sink = x;
+  }
+#endif
+}
+
+// ldg_probe: the kernel's addresses with 16-byte loads: per step a block reads its 64 rows x 128 B
+// (thread t: rows t/8 + 16 j, 16 bytes at (t % 8) * 16), 8 steps in flight.
+__global__ void __launch_bounds__(128) ldg_probe(const uint8_t* w, int64_t k, int nkb, int kblocks, unsigned* sink) {
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+  const int tile = int(blockIdx.x), kb0 = int(blockIdx.y) * nkb;
+  const int n = max(0, min(nkb, kblocks - kb0));
+  const int t = int(threadIdx.x);
+  const uint8_t* base = w + (int64_t(tile) * 64 + t / 8) * k + (t % 8) * 16;
+  unsigned a = 0;
+  int i = 0;
+  for (; i + 7 < n; i += 8) {  // 8 steps (64 KB per block) in flight
+    uint4 v[32];
+#pragma unroll
+    for (int u = 0; u < 8; ++u)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        v[u * 4 + j] = __ldcs(reinterpret_cast<const uint4*>(base + int64_t(16 * j) * k + int64_t(kb0 + i + u) * 128));
+#pragma unroll
+    for (int q = 0; q < 32; ++q) a ^= v[q].x ^ v[q].y ^ v[q].z ^ v[q].w;
+  }
+  for (; i < n; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const uint4 v = __ldcs(reinterpret_cast<const uint4*>(base + int64_t(16 * j) * k + int64_t(kb0 + i) * 128));
+      a ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+  if (a == 0x9E3779B9u) *sink = a;
+}
+
 __global__ void empty_kernel() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
 
 struct Cfg {
@@ -542,6 +638,7 @@ void launch_diag(const CUtensorMap& wm, const CUtensorMap& am, const v3::DParams
   FP8GEMM_DIAG_MODE(v3::kEmpty)                                                   \
   FP8GEMM_DIAG_MODE(v3::kNoLoad)                                                  \
   FP8GEMM_DIAG_MODE(v3::kNoMma | v3::kNoEpi)                                      \
+  FP8GEMM_DIAG_MODE(v3::kNoMma | v3::kNoEpi | v3::kNoWait)                        \
   FP8GEMM_DIAG_MODE(v3::kNoEpi)                                                   \
   FP8GEMM_DIAG_MODE(v3::kNoWait)                                                  \
   FP8GEMM_DIAG_MODE(v3::kLateTrig)                                                \
@@ -610,6 +707,7 @@ std::string mode_name(int m) {
   if (m == 0) return "full";
   if (m == kEmpty) return "empty";
   if (m == (kNoMma | kNoEpi)) return "tma_stream";
+  if (m == (kNoMma | kNoEpi | kNoWait)) return "tma_stream+nowait";
   if (m == (kNoMma | kNoEpi | kNoAct)) return "tma_stream_w";
   std::string n;
   auto add = [&](int bit, const char* s) {
@@ -690,11 +788,11 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--once") == 0) once = true;
     else if (std::strcmp(argv[i], "--set") == 0 && i + 1 < argc) set = argv[++i];
   }
-  if (set != "s5a" && set != "s5b") {
-    std::fprintf(stderr, "--set must be s5a (session 5 call 1) or s5b (call 2)\n");
+  if (set != "s5a" && set != "s5b" && set != "s5c") {
+    std::fprintf(stderr, "--set must be s5a, s5b or s5c (session 5 calls 1, 2, 3)\n");
     return 2;
   }
-  const bool actbuf = set == "s5b";
+  const bool actbuf = set == "s5b", probe = set == "s5c";
   constexpr int kCalls = 20, kReplays = 11;
   Context ctx;
   std::printf("# %s\n", ctx.device().to_string().c_str());
@@ -744,14 +842,24 @@ int main(int argc, char** argv) {
       {"llama70b.qkv", 10240, 8192, 1, {{64, 2, 8}, {64, 1, 8}}, {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1"}},
       {"nemoh8b.down", 4096, 21504, 1, {{64, 5, 8}, {64, 2, 12}}, {"wgmma,rows=64,splitk=5,stages=8,l2pf=0,pdl=1"}},
   };
-  const std::vector<Shape>& shapes = actbuf ? shapes_b : shapes_a;
+  // --set s5c (third call): stream probes (tma_probe rows / contiguous, ldg_probe) for the
+  // configs below, beside the same config's tma_stream without the wait and read_stream.
+  const std::vector<Shape> shapes_c = {
+      {"llama8b.o", 4096, 4096, 1, {{64, 1, 12}, {64, 2, 12}, {64, 5, 6}}, {l8o}},
+      {"llama70b.o", 8192, 8192, 1, {{64, 2, 12}, {64, 1, 12}}, {"wgmma,rows=64,splitk=2,stages=12,l2pf=0,pdl=1"}},
+      {"llama70b.qkv", 10240, 8192, 1, {{64, 2, 8}}, {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1"}},
+      {"nemoh8b.down", 4096, 21504, 1, {{64, 2, 12}, {64, 5, 8}}, {"wgmma,rows=64,splitk=5,stages=8,l2pf=0,pdl=1"}},
+  };
+  const std::vector<Shape>& shapes = probe ? shapes_c : actbuf ? shapes_b : shapes_a;
   const std::vector<int> modes =
-      actbuf ? std::vector<int>{0, kNoAct, kNoWait}
+      probe    ? std::vector<int>{0, kNoWait, kNoMma | kNoEpi | kNoWait}
+      : actbuf ? std::vector<int>{0, kNoAct, kNoWait}
              : std::vector<int>{0,         kEmpty,           kNoLoad,          kNoMma | kNoEpi,
                                 kNoEpi,    kNoWait,          kLateTrig,        kEarly,
                                 kNoStore,  kPush | kPushWarp, kPush | kPushWarp | kEarly, kTrace,
                                 kTrace | kLateTrig, kTrace | kPush | kPushWarp};
-  const std::vector<int> few = actbuf ? std::vector<int>{0, kNoAct}
+  const std::vector<int> few = probe    ? std::vector<int>{0, kNoWait, kNoMma | kNoEpi | kNoWait}
+                              : actbuf ? std::vector<int>{0, kNoAct}
                                       : std::vector<int>{0, kNoWait, kLateTrig, kPush | kPushWarp, kTrace,
                                                          kTrace | kPush | kPushWarp};
   constexpr int kMaxBlocks = 4096;
@@ -900,6 +1008,44 @@ int main(int argc, char** argv) {
                            },
                            checks, traced ? blocks : 0});
         }
+      }
+      if (probe && c.rows == 64) {
+        // Flat view of each weight copy: [N K / 128 lines][128 B], box {128, 64} (8 KB contiguous).
+        auto flat = std::make_shared<std::vector<CUtensorMap>>(copies);
+        for (int cp = 0; cp < copies; ++cp) encode(&(*flat)[cp], W(cp), 128, int64_t(s.n) * s.k / 128, 64);
+        const int kbl = kp.kblocks, nkbp = kp.kblocks_per_split, sts = c.stages;
+        for (int contig = 0; contig < 2; ++contig) {
+          cands.push_back({cname, contig ? "tma_probe_contig" : "tma_probe_rows",
+                           [&, flat, grid, kbl, nkbp, sts, contig](int i, void*) {
+                             cudaLaunchConfig_t cfg{};
+                             cfg.gridDim = dim3(grid.x, grid.y, 1);
+                             cfg.blockDim = dim3(64);
+                             cfg.dynamicSmemBytes = size_t(sts) * 8192 + 1024;
+                             cfg.stream = st;
+                             cudaLaunchAttribute at[2];
+                             set_launch_attrs(cfg, at, 1, true);
+                             auto k = contig ? tma_probe<true> : tma_probe<false>;
+                             static bool raised[2] = {false, false};
+                             if (!raised[contig]) {
+                               CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 220 * 1024));
+                               raised[contig] = true;
+                             }
+                             const CUtensorMap& m = contig ? (*flat)[i % copies] : wmaps[0][i % copies];
+                             CK(cudaLaunchKernelEx(&cfg, k, m, nkbp, sts, kbl, sink.as<unsigned>()));
+                           },
+                           false, 0});
+        }
+        cands.push_back({cname, "ldg_probe", [&, grid, kbl, nkbp](int i, void*) {
+                           cudaLaunchConfig_t cfg{};
+                           cfg.gridDim = dim3(grid.x, grid.y, 1);
+                           cfg.blockDim = dim3(128);
+                           cfg.stream = st;
+                           cudaLaunchAttribute at[2];
+                           set_launch_attrs(cfg, at, 1, true);
+                           CK(cudaLaunchKernelEx(&cfg, ldg_probe, static_cast<const uint8_t*>(W(i)), int64_t(s.k), nkbp,
+                                                 kbl, sink.as<unsigned>()));
+                         },
+                         false, 0});
       }
       // Session 5: activations once per block (actbuf1: one 4-D TMA; actbufN: one TMA per K block).
       for (int one = 1; actbuf && one >= 0; --one) {

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Session 5 device calls (issue 4): SET=s5a: timelines, geometry/occupancy sweep, late trigger,
 # per-warp push reduction, then `fp8gemm bench` at M = 1, 16 (the unchanged library, the session's
-# reference); SET=s5b: activations once per block. Binaries (built here) in $B with
+# reference); SET=s5b: activations once per block; SET=s5c: stream probes. Binaries (built here) in $B with
 # fixed_cost_table.py and summarize.py beside them.
 B=${B:-.gpu-smallm/s5}
 SET=${SET:-s5b}
