@@ -6,11 +6,13 @@
 //
 // Session 5 added timelines (kTrace: %globaltimer per block at six points, printed as "trace|"
 // lines, per call relative to the previous call's last block end) and an activation-buffer
-// kernel (actbuf_kernel); --set picks the variants of session 5's first or second device call.
+// kernel (actbuf_kernel), stream probes (tma_probe, ldg_probe) and a v3 kernel whose weights come
+// through cp.async instead of TMA (ldgsts_kernel, written after the last device call: not run);
+// --set picks the variants of session 5's device calls (s5a, s5b, s5c) or the next one (s6a).
 // Build (here, no GPU needed; links the library for the cuBLASLt reference and the tactic):
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -I src -I include \
 //     src/backends/small_m/bench/small_m_fixed_cost.cu build-s5/libfp8gemm.a -lcublasLt -o small_m_fixed_cost
-// Run: small_m_fixed_cost [--set s5a|s5b] [--once]   (--once: one eager launch of each variant, for ncu)
+// Run: small_m_fixed_cost [--set s5a|s5b|s5c|s6a] [--once]   (--once: one eager launch of each variant, for ncu)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -451,6 +453,179 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
   __trap();
 #endif
 }
+
+// Session 5, set s6a (written after the last device call of session 5: compiled, NOT RUN yet).
+// The v3 kernel with its weight loads moved off TMA (call 3: TMA streams at ~4.3 TB/s, 16-byte
+// loads in the same order at 4.7-4.8): a producer warpgroup copies each stage's [64 W rows x
+// 128 B] of weights with 16-byte cp.async.cg into the same 128-byte-swizzled layout TMA wrote
+// (16-byte chunk c of row r at r * 128 + ((c ^ (r & 7)) * 16) of the 1024-aligned tile; rows
+// beyond n and chunks beyond k are zero-filled through src-size 0) and arrives on the stage's full
+// barrier with cp.async.mbarrier.arrive.noinc when its copies land; thread 0 of the producers
+// still brings the stage's activations with TMA (one expect_tx arrival more on the barrier).
+// Consumers fence the generic-proxy writes before wgmma reads them (fence.proxy.async).
+struct LParams {
+  Params p;
+  const uint8_t* w;  // weights [batch][n][k]
+  int64_t k;
+};
+
+#ifdef FP8GEMM_SMALL_M_SM90A
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, uint32_t src_size, uint64_t policy) {
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst), "l"(src),
+               "r"(src_size), "l"(policy)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_arrive_noinc(uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+#endif
+
+template <int W>
+constexpr int kThreadsL = W * 128 + 128;  // consumers, then a producer warpgroup
+
+template <class WT, class AT, int W, int NP, bool kNoWaitL>
+__global__ void __launch_bounds__(kThreadsL<W>, 1)
+    ldgsts_kernel(const __grid_constant__ CUtensorMap amap, const LParams lp) {
+#ifdef FP8GEMM_SMALL_M_SM90A
+  namespace cg = cooperative_groups;
+  const Params& p = lp.p;
+  constexpr int kKB = 128;
+  constexpr int kWBytes = W * 64 * kKB;
+  constexpr int kABytes = NP * kKB;
+  constexpr int kStage = kWBytes + kABytes;
+  constexpr int kAcc = NP / 2;
+  constexpr int kC = W * 128;
+  constexpr int kChunks = W * 64 * 8 / 128;  // 16-byte chunks per producer thread and stage
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ __align__(8) uint64_t full_bar[16];
+  __shared__ __align__(8) uint64_t empty_bar[16];
+  uint8_t* ring = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
+  const int stages = p.stages;
+  const int row0 = int(blockIdx.x) * (64 * W);
+  const int batch = int(blockIdx.z);
+  const int kb0 = int(blockIdx.y) * p.kblocks_per_split;
+  const int nkb = max(0, min(kb0 + p.kblocks_per_split, p.kblocks) - kb0);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(&full_bar[s], 128 + 1);  // every producer thread's cp.async arrival + the act expect_tx
+      mbar_init(&empty_bar[s], 4 * W);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  __syncthreads();
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+  float acc[kAcc];
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
+  if (warp >= 4 * W) {
+    // Producers: thread pt copies rows pt / 8 + 16 j (j < kChunks), chunk pt % 8, of every stage.
+    const int pt = int(threadIdx.x) - kC;
+    const int c = pt & 7;
+    uint64_t pol_w, pol_a;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol_w));
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(pol_a));
+    const uint8_t* wb = lp.w + (int64_t(batch) * p.n) * lp.k;
+    auto issue_weights = [&](int i, int s) {
+      const uint32_t st = smem_addr(ring + s * kStage);
+      const int64_t kofs = int64_t(kb0 + i) * kKB + c * 16;
+#pragma unroll
+      for (int j = 0; j < kChunks; ++j) {
+        const int r = (pt >> 3) + 16 * j;
+        const bool ok = row0 + r < p.n && kofs < lp.k;
+        const uint8_t* src = ok ? wb + int64_t(row0 + r) * lp.k + kofs : lp.w;
+        cp_async16(st + uint32_t(r * 128 + ((c ^ (r & 7)) << 4)), src, ok ? 16u : 0u, pol_w);
+      }
+      cp_async_arrive_noinc(&full_bar[s]);
+    };
+    const int pre = min(stages, nkb);
+    for (int i = 0; i < pre; ++i) issue_weights(i, i);
+    if (pt == 0 && nkb > 0) {
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&amap)) : "memory");
+      if constexpr (!kNoWaitL) asm volatile("griddepcontrol.wait;\n" ::: "memory");
+      for (int i = 0; i < pre; ++i) {
+        mbar_arrive_expect_tx(&full_bar[i], kABytes);
+        tma_load(ring + i * kStage + kWBytes, &amap, &full_bar[i], (kb0 + i) * kKB, 0, batch, pol_a);
+      }
+    }
+    int s = pre == stages ? 0 : pre;
+    uint32_t phase = 0;
+    for (int i = pre; i < nkb; ++i) {
+      mbar_wait(&empty_bar[s], phase);
+      issue_weights(i, s);
+      if (pt == 0) {
+        mbar_arrive_expect_tx(&full_bar[s], kABytes);
+        tma_load(ring + s * kStage + kWBytes, &amap, &full_bar[s], (kb0 + i) * kKB, 0, batch, pol_a);
+      }
+      if (++s == stages) {
+        s = 0;
+        phase ^= 1;
+      }
+    }
+  } else {
+    const int wg = warp >> 2;
+    int s = 0, prev = -1;
+    uint32_t phase = 0;
+    for (int i = 0; i < nkb; ++i) {
+      mbar_wait(&full_bar[s], phase);
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // cp.async wrote the weights
+      const uint32_t base = smem_addr(ring + s * kStage);
+      const uint64_t da = smem_desc(base + wg * (64 * kKB));
+      const uint64_t db = smem_desc(base + kWBytes);
+      fence_acc(acc);
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) wgmma<WT, AT, NP>(acc, da + 2 * kk, db + 2 * kk);
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      fence_acc(acc);
+      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+      fence_acc(acc);
+      if (prev >= 0) {
+        __syncwarp();
+        if (lane == 0) mbar_arrive(&empty_bar[prev]);
+      }
+      prev = s;
+      if (++s == stages) {
+        s = 0;
+        phase ^= 1;
+      }
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    fence_acc(acc);
+  }
+  if constexpr (!kNoWaitL) asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  const float scale = *p.a_scale * *p.b_scale;
+  const int64_t out_base = int64_t(batch) * p.m * int64_t(p.n);
+  if (p.splitk == 1) {
+    if (warp < 4 * W) {
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) store_fragment(p, row0, out_base, scale, int(threadIdx.x), i, acc[i]);
+    }
+    return;
+  }
+  __syncthreads();
+  float* partial = reinterpret_cast<float*>(ring);
+  if (warp < 4 * W) {
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) partial[i * kC + int(threadIdx.x)] = acc[i];
+  }
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();
+  const int rank = int(cluster.block_rank());
+  constexpr int kTotal = kAcc * kC;
+  const int share = (kTotal + p.splitk - 1) / p.splitk;
+  const int e_end = min(kTotal, (rank + 1) * share);
+  for (int e = rank * share + int(threadIdx.x); e < e_end; e += kThreadsL<W>) {
+    float v = 0.f;
+    for (int q = 0; q < p.splitk; ++q) v += cluster.map_shared_rank(partial, q)[e];
+    store_fragment(p, row0, out_base, scale, e % kC, e / kC, v);
+  }
+  cluster.sync();
+#else
+  __trap();
+#endif
+}
 }  // namespace fp8gemm::small_m::v3
 
 namespace {
@@ -671,6 +846,32 @@ void launch_actbuf(const CUtensorMap& wm, const CUtensorMap& am, const CUtensorM
   set_launch_attrs(cfg, at, splitk, true);
   CK(cudaLaunchKernelEx(&cfg, k, wm, am, am4, p));
 }
+using LdgstsFn = void (*)(const CUtensorMap&, const v3::LParams&, dim3, int, size_t, cudaStream_t);
+template <int W, int NP, bool kNoWait>
+void launch_ldgsts(const CUtensorMap& am, const v3::LParams& lp, dim3 grid, int splitk, size_t smem, cudaStream_t st) {
+  auto k = v3::ldgsts_kernel<E4M3, E4M3, W, NP, kNoWait>;
+  static bool raised = false;
+  if (!raised) {
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 220 * 1024));
+    raised = true;
+  }
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(v3::kThreadsL<W>);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = st;
+  cudaLaunchAttribute at[2];
+  set_launch_attrs(cfg, at, splitk, true);
+  CK(cudaLaunchKernelEx(&cfg, k, am, lp));
+}
+LdgstsFn pick_ldgsts(int rows, int np, bool nowait) {
+  if (rows == 64 && np == 8) return nowait ? launch_ldgsts<1, 8, true> : launch_ldgsts<1, 8, false>;
+  if (rows == 64 && np == 16) return nowait ? launch_ldgsts<1, 16, true> : launch_ldgsts<1, 16, false>;
+  if (rows == 128 && np == 8) return nowait ? launch_ldgsts<2, 8, true> : launch_ldgsts<2, 8, false>;
+  if (rows == 128 && np == 16) return nowait ? launch_ldgsts<2, 16, true> : launch_ldgsts<2, 16, false>;
+  return nullptr;
+}
+
 ActBufFn pick_actbuf(int rows, int np, bool one) {
   if (rows == 64 && np == 8) return one ? launch_actbuf<1, 8, true> : launch_actbuf<1, 8, false>;
   if (rows == 64 && np == 16) return one ? launch_actbuf<1, 16, true> : launch_actbuf<1, 16, false>;
@@ -788,11 +989,11 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--once") == 0) once = true;
     else if (std::strcmp(argv[i], "--set") == 0 && i + 1 < argc) set = argv[++i];
   }
-  if (set != "s5a" && set != "s5b" && set != "s5c") {
-    std::fprintf(stderr, "--set must be s5a, s5b or s5c (session 5 calls 1, 2, 3)\n");
+  if (set != "s5a" && set != "s5b" && set != "s5c" && set != "s6a") {
+    std::fprintf(stderr, "--set must be s5a, s5b or s5c (session 5 calls 1, 2, 3) or s6a (not run yet)\n");
     return 2;
   }
-  const bool actbuf = set == "s5b", probe = set == "s5c";
+  const bool actbuf = set == "s5b", ldgsts = set == "s6a", probe = set == "s5c" || ldgsts;
   constexpr int kCalls = 20, kReplays = 11;
   Context ctx;
   std::printf("# %s\n", ctx.device().to_string().c_str());
@@ -850,7 +1051,19 @@ int main(int argc, char** argv) {
       {"llama70b.qkv", 10240, 8192, 1, {{64, 2, 8}}, {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1"}},
       {"nemoh8b.down", 4096, 21504, 1, {{64, 2, 12}, {64, 5, 8}}, {"wgmma,rows=64,splitk=5,stages=8,l2pf=0,pdl=1"}},
   };
-  const std::vector<Shape>& shapes = probe ? shapes_c : actbuf ? shapes_b : shapes_a;
+  // --set s6a (written after session 5's last device call, not run yet): the cp.async weight path
+  // (ldgsts_kernel) beside the library tactic, the same config's v3 kernel and the probes.
+  const std::vector<Shape> shapes_d = {
+      {"llama8b.o", 4096, 4096, 1, {{64, 5, 6}, {64, 2, 12}, {64, 1, 12}}, {l8o}},
+      {"llama8b.o", 4096, 4096, 16, {{64, 5, 6}, {64, 4, 6}}, {l8o}},
+      {"llama8b.qkv", 6144, 4096, 1, {{64, 2, 8}, {64, 2, 12}}, {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1"}},
+      {"super.down", 4096, 5376, 1, {{64, 4, 8}, {64, 5, 6}}, {"wgmma,rows=64,splitk=5,stages=6,l2pf=0,pdl=1"}},
+      {"llama70b.o", 8192, 8192, 1, {{64, 2, 12}, {64, 1, 12}, {128, 2, 6}},
+       {"wgmma,rows=64,splitk=2,stages=12,l2pf=0,pdl=1"}},
+      {"llama70b.qkv", 10240, 8192, 1, {{64, 2, 8}, {64, 1, 12}}, {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1"}},
+      {"nemoh8b.down", 4096, 21504, 1, {{64, 2, 12}, {64, 5, 8}}, {"wgmma,rows=64,splitk=5,stages=8,l2pf=0,pdl=1"}},
+  };
+  const std::vector<Shape>& shapes = ldgsts ? shapes_d : probe ? shapes_c : actbuf ? shapes_b : shapes_a;
   const std::vector<int> modes =
       probe    ? std::vector<int>{0, kNoWait, kNoMma | kNoEpi | kNoWait}
       : actbuf ? std::vector<int>{0, kNoAct, kNoWait}
@@ -1007,6 +1220,22 @@ int main(int argc, char** argv) {
                              fn(wmaps[wi][i % copies], *amap, d, grid, c.splitk, smem, st, pdl, cluster);
                            },
                            checks, traced ? blocks : 0});
+        }
+      }
+      if (ldgsts) {
+        for (int nw = 0; nw < 2; ++nw) {
+          LdgstsFn fn = pick_ldgsts(c.rows, np, nw != 0);
+          if (!fn) continue;
+          const size_t smem = size_t(c.stages) * (c.rows + np) * 128 + 1024;
+          const int64_t kk = s.k;
+          const int n_ = s.n;
+          cands.push_back({cname, nw ? "ldgsts+nowait" : "ldgsts", [&, fn, kp, grid, c, smem, kk, n_](int i, void* out) {
+                             v3::LParams lp{kp, static_cast<const uint8_t*>(W(i)), kk};
+                             lp.p.out = out;
+                             (void)n_;
+                             fn(*amap, lp, grid, c.splitk, smem, st);
+                           },
+                           nw == 0, 0});
         }
       }
       if (probe && c.rows == 64) {
