@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Pivots small_m_fixed_cost's CSV: one line per (shape, config), one column per variant (us)."""
 import csv, sys
-rows = [r for r in csv.DictReader((l for l in open(sys.argv[1]) if "|" in l and not l.startswith("#")), delimiter="|")]
+# "trace|" lines (session 5 timelines) are skipped here: they are read as printed.
+rows = [r for r in csv.DictReader((l for l in open(sys.argv[1]) if "|" in l and not l.startswith(("#", "trace|"))), delimiter="|")]
 short = {"full": "full", "full,pdl=0": "pdl0", "empty": "empty", "empty,pdl=0": "empty0", "empty,nocluster": "emptyNC",
          "noload": "noload", "noload+noepi": "nl+ne", "noload+noepi,nocluster": "nl+neNC", "tma_stream": "tma",
          "tma_stream,nocluster": "tmaNC", "tma_stream_w": "tmaW", "tma_stream_w,nocluster": "tmaWNC", "noact": "noact",
          "noepi": "noepi", "noepi,nocluster": "noepiNC", "push": "push", "push,pdl=0": "push0", "fixup": "fixup",
-         "nowait": "nowait", "latetrig": "late", "push+latetrig": "push+late", "full,l2pf": "l2pf", "push,l2pf": "pushL2", "early": "early", "push+early": "push+ea", "pushwarp": "pushW", "pushwarp,pdl=0": "pushW0", "pushwarp+early": "pushW+e", "nostore": "nostore", "pushwarp,l2pf": "pushWL2"}
+         "nowait": "nowait", "latetrig": "late", "push+latetrig": "push+late", "full,l2pf": "l2pf", "push,l2pf": "pushL2", "early": "early", "push+early": "push+ea", "pushwarp": "pushW", "pushwarp,pdl=0": "pushW0", "pushwarp+early": "pushW+e", "nostore": "nostore", "pushwarp,l2pf": "pushWL2", "trace": "trace", "latetrig+trace": "late+tr", "pushwarp+trace": "pushW+tr"}
 cols = list(short.values())
 groups = {}
 for r in rows:
