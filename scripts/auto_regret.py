@@ -11,6 +11,7 @@ max and the count of points <= 1.03 per M range, then the worst points (issue 5'
 import argparse
 import csv
 import math
+import signal
 
 
 def geomean(xs):
@@ -30,6 +31,7 @@ def m_range(m):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet when piped into head
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("csv", nargs="+")
     ap.add_argument("--worst", type=int, default=10, help="list this many worst points")
