@@ -243,7 +243,8 @@ struct GraphTimer::Impl {
       if (round >= warmup_replays) {
         if (!enabled) break;
         if (round > 0) {
-          const bool heavy = first_round_calls > 0 && 1000 * first_round_ms / first_round_calls >= options.settle_min_call_us;
+          const bool heavy =
+              first_round_calls > 0 && 1000 * first_round_ms / first_round_calls >= options.settle_min_call_us;
           if (!heavy || now_ms() - start >= target) break;
         }
       }

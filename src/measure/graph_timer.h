@@ -17,9 +17,9 @@ struct GraphTimerOptions {
   int max_calls = 20;              // calls per replay for short kernels
   int min_calls = 3;               // calls per replay for the longest kernels
   uint64_t seed = 0x5eed;          // data is random, but the same from run to run
-  // Settling (docs/tuning.md "Power and clocks"): under sustained load the H200 holds a heavy GEMM at
-  // the clock its power cap allows (4096x4480x15680: ~470 us per call against ~408 us in the
-  // first ~50 ms after an idle gap, whose boost comes back after gaps as short as 10 ms). A
+  // Settling (docs/tuning.md "Power and clocks"): under sustained load the H200 holds a heavy
+  // GEMM at the clock its power cap allows (4096x4480x15680: ~470 us per call against ~408 us in
+  // the first ~50 ms after an idle gap, whose boost comes back after gaps as short as 10 ms). A
   // measurement whose calls take >= settle_min_call_us first replays its candidates, round-robin,
   // for settle_ms (settle_idle_ms after the GPU idled longer than idle_gap_ms), so every timed
   // replay sees the clocks that serving under load sees. settle_ms = 0 turns this off.

@@ -420,8 +420,9 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
     for (const Tactic& t : all.tactics) listed_at_edge.insert(t.name());
     const double budget_us = o.key_budget_ms * 1e3 / double(ms.size());
     // A chain: the next sample is where the previous sample's choice needs another M tile (up
-    // to there it holds: no tactic gets faster as M grows, and it keeps its time), but no lower
-    // than its own place in `ms`, so the samples still spread over the bucket.
+    // to there it holds, since it keeps its time and, as a rule, no tactic gets faster as M
+    // grows; docs/tuning.md names the exception seen), but no lower than its own place in `ms`,
+    // so the samples still spread over the bucket.
     int64_t covered = 0;
     for (int64_t floor_m : ms) {
       Problem q = problem;

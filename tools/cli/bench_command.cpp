@@ -220,7 +220,8 @@ void run_bench(const BenchOptions& o) {
     if (backend_selected(o, b->name()) && !b->available())
       std::cout << "backend " << b->name() << " unavailable: " << b->available().reason << "\n";
   std::cout << "timing: CUDA-graph replays over rotating weight copies (>= 2x L2), short round 1 replay, "
-            << "full round " << o.replays << " replays, <= " << o.max_finalists << " finalists\n";
+            << "full round " << o.replays << " replays, <= " << o.max_finalists << " finalists; "
+            << "calls >= 100 us timed after 20-60 ms under load (power cap)\n";
 
   GraphTimer timer(ctx);
   std::vector<BenchPoint> points;
