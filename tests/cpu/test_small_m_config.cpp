@@ -28,6 +28,11 @@ std::vector<Config> all_existing_configs() {
             const Config c = wgmma_config(rows, splitk, stages, pdl, l2pf);
             EXPECT_TRUE(config_exists(c)) << c.to_string();
             out.push_back(c);
+            if (l2pf == 0) {
+              const Config cw = with_cp_weights(c);
+              EXPECT_TRUE(config_exists(cw)) << cw.to_string();
+              out.push_back(cw);
+            }
             for (int persist = 1; persist <= kWgmmaMaxPersist && l2pf == 0; ++persist) {
               const Config cp = wgmma_config(rows, splitk, stages, pdl, 0, persist);
               EXPECT_TRUE(config_exists(cp)) << cp.to_string();
@@ -68,6 +73,51 @@ TEST(SmallMConfig, EveryConfigRoundTripsThroughItsName) {
   EXPECT_EQ(parse_config("wgmma,rows=64,splitk=1,stages=4,l2pf=0,pdl=0").warps, 4);
   EXPECT_FALSE(parse_config("rows=16,splitk=1,warps=8,stages=2,pdl=1").wgmma);
   EXPECT_FALSE(parse_config("rows=16,splitk=3,warps=8,stages=2,pdl=1").wgmma);
+  // cp.async weights: a suffix after pdl; absent = TMA, so earlier names keep their meaning.
+  EXPECT_EQ(with_cp_weights(wgmma_config(64, 2, 12, true)).to_string(),
+            "wgmma,rows=64,splitk=2,stages=12,l2pf=0,pdl=1,wload=cp");
+  EXPECT_EQ(parse_config("wgmma,rows=128,splitk=4,stages=6,l2pf=0,pdl=0,wload=cp"),
+            with_cp_weights(wgmma_config(128, 4, 6, false)));
+  EXPECT_FALSE(parse_config("wgmma,rows=64,splitk=2,stages=12,l2pf=0,pdl=1").cp_weights);
+  EXPECT_FALSE(parse_config("wgmma,rows=64,splitk=2,stages=11,l2pf=0,pdl=1,persist=2").cp_weights);
+  EXPECT_FALSE(wgmma_config(64, 2, 12, true) == with_cp_weights(wgmma_config(64, 2, 12, true)));
+}
+
+TEST(SmallMConfig, RejectsMalformedWloadWithTheReason) {
+  const struct {
+    const char* name;
+    const char* why;  // part of the message
+  } cases[] = {
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=tma", "only value is cp"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=", "only value is cp"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=CP", "only value is cp"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=cp,", "only value is cp"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=cp,wload=cp", "only value is cp"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,wload=cp,pdl=1", "in this order"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=cp,persist=1", "only value is cp"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,persist=1,wload=cp", "one-shot kernel only"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=8,pdl=1,wload=cp", "l2pf=0"},
+      {"wgmma,rows=64,splitk=2,stages=17,l2pf=0,pdl=1,wload=cp", "stages must be in 2..16"},
+      {"wgmma,rows=64,splitk=02,stages=8,l2pf=0,pdl=1,wload=cp", "not canonical"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1wload=cp", "pdl"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,,wload=cp", ""},
+      {"rows=16,splitk=1,warps=8,stages=2,pdl=1,wload=cp", "trailing characters"},
+  };
+  for (const auto& c : cases) {
+    try {
+      parse_config(c.name);
+      ADD_FAILURE() << "accepted '" << c.name << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << c.name;
+      EXPECT_NE(std::string(e.what()).find(c.why), std::string::npos) << c.name << ": " << e.what();
+    }
+  }
+  // The struct-level rules, with reasons.
+  Config v2;
+  v2.cp_weights = true;
+  EXPECT_NE(config_exists(v2).reason.find("wgmma (v3) field"), std::string::npos);
+  EXPECT_FALSE(config_exists(with_cp_weights(wgmma_config(64, 1, 8, true, 0, 1))));
+  EXPECT_FALSE(config_exists(with_cp_weights(wgmma_config(64, 1, 8, true, 8))));
 }
 
 TEST(SmallMConfig, RejectsGarbageAndNonCanonicalNames) {
@@ -174,6 +224,58 @@ TEST(SmallMConfig, WgmmaCanImplementStatesTheLimits) {
   Problem misaligned = problem(8, 4096, 4096);
   misaligned.alignment = 8;
   EXPECT_FALSE(can_implement(misaligned, c, 90));
+}
+
+TEST(SmallMConfig, CpWeightsCanImplementStatesTheLimits) {
+  const Config c = with_cp_weights(wgmma_config(64, 2, 12, true));
+  EXPECT_TRUE(can_implement(problem(1, 4096, 4096), c, 90));
+  EXPECT_TRUE(can_implement(problem(32, 16, 256), c, 90));
+  EXPECT_TRUE(can_implement(problem(23, 208, 1040, 2), c, 90));  // ragged tile, 16-byte K tail, batch
+  EXPECT_TRUE(can_implement(problem(32, 4096, 4096), with_cp_weights(wgmma_config(128, 8, 4, false)), 90));
+  for (int cc : {89, 100, 120}) {
+    const Verdict v = can_implement(problem(1, 4096, 4096), c, cc);
+    EXPECT_FALSE(v) << cc;
+    EXPECT_NE(v.reason.find("compute capability 9.0"), std::string::npos) << v.reason;
+  }
+  const Verdict k = can_implement(problem(8, 4096, 4104), c, 90);
+  EXPECT_FALSE(k);
+  EXPECT_NE(k.reason.find("cp.async"), std::string::npos) << k.reason;
+  Problem misaligned = problem(8, 4096, 4096);
+  misaligned.alignment = 8;
+  const Verdict a = can_implement(misaligned, c, 90);
+  EXPECT_FALSE(a);
+  EXPECT_NE(a.reason.find("cp.async"), std::string::npos) << a.reason;
+  EXPECT_FALSE(can_implement(problem(8, 4096, 256), with_cp_weights(wgmma_config(64, 3, 8, true)), 90));
+  // Same shared memory as the TMA kernel of the same config (the same ring).
+  const Problem p = problem(9, 4096, 4096);
+  EXPECT_EQ(shared_bytes(p, c), shared_bytes(p, wgmma_config(64, 2, 12, true)));
+  EXPECT_FALSE(can_implement(problem(32, 4096, 4096), with_cp_weights(wgmma_config(128, 1, 16, false)), 90));
+}
+
+TEST(SmallMConfig, CpWeightCandidatesTwinSplitKOnes) {
+  const int64_t shapes[][2] = {{6144, 4096}, {4096, 4096}, {8192, 8192}, {10240, 8192}, {4096, 21504},
+                               {57344, 8192}, {8192, 1024}, {4096, 5376}};
+  for (const auto& s : shapes)
+    for (int64_t m : {1, 8, 16, 32}) {
+      const Problem p = problem(m, s[0], s[1]);
+      const auto cands = candidate_configs(p, 132, 90);
+      int twins = 0;
+      for (const Config& c : cands) {
+        if (!c.cp_weights) continue;
+        ++twins;
+        // A twin of an offered one-shot TMA candidate with split-K, PDL on.
+        EXPECT_GE(c.splitk, 2) << c.to_string();
+        EXPECT_TRUE(c.pdl && c.l2pf == 0 && c.persist == 0) << c.to_string();
+        Config tma = c;
+        tma.cp_weights = false;
+        EXPECT_NE(std::find(cands.begin(), cands.end(), tma), cands.end()) << c.to_string();
+      }
+      EXPECT_LE(twins, 8) << p;
+      if (p.n * p.k <= (int64_t(100) << 20)) EXPECT_GE(twins, 4) << p;  // split-K is offered there
+      // Not the default (unchanged until a measurement says otherwise) and never off sm_90.
+      EXPECT_FALSE(default_config(p, 132, 90).cp_weights) << p;
+      for (const Config& c : candidate_configs(p, 148, 100)) EXPECT_FALSE(c.cp_weights) << c.to_string();
+    }
 }
 
 TEST(SmallMConfig, WgmmaCandidatesOnlyOnSm90) {

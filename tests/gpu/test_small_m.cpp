@@ -161,6 +161,43 @@ TEST(SmallM, WgmmaEveryInstantiationAndSplit) {
   EXPECT_EQ(ran, 42);
 }
 
+// v3 with cp.async weights (",wload=cp"): every (rows, N instantiation) with ring depths 2..16,
+// split-K 1..8 (8 over 17 K blocks leaves the last ranks without K) and PDL on/off, ragged N
+// (208 rows: zero-filled copies past n) against 64- and 128-row tiles, a 16-byte K tail
+// (zero-filled chunks), batch 2; then every dtype pair and output type.
+TEST(SmallM, WgmmaCpWeightsEveryInstantiationAndSplit) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
+  Backend& be = small_m_backend();
+  const int stages_list[] = {2, 3, 4, 8, 12, 16};
+  const int splitk_list[] = {1, 2, 3, 5, 8};
+  uint64_t seed = 9000;
+  int ran = 0, pick = 0;
+  for (int64_t m : {1, 8, 9, 16, 23, 32}) {
+    const Problem p = make(2, m, 208, 2064);  // 3.25 tiles of 64 rows; 16 full K blocks + 16 bytes
+    VerifyCase vc(p, seed++);
+    for (int rows : {64, 128})
+      for (int rep = 0; rep < 3; ++rep, ++pick) {
+        const int splitk = splitk_list[(pick * 7) % 5];
+        int stages = stages_list[pick % 6];
+        const bool pdl = (pick / 6) % 2 == 0;
+        small_m::Config c = small_m::with_cp_weights(small_m::wgmma_config(rows, splitk, stages, pdl));
+        while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
+        ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
+      }
+  }
+  EXPECT_EQ(ran, 36);
+  const std::pair<DType, DType> pairs[] = {
+      {DType::kE4M3, DType::kE4M3}, {DType::kE4M3, DType::kE5M2}, {DType::kE5M2, DType::kE4M3}};
+  for (auto [a, b] : pairs)
+    for (DType out : {DType::kBF16, DType::kFP16}) {
+      const Problem p = make(2, 13, 336, 1088, a, b, out);
+      VerifyCase vc(p, seed++);
+      for (const small_m::Config& c : {small_m::wgmma_config(64, 2, 4, true), small_m::wgmma_config(128, 3, 8, false)})
+        passes_reference(be, p, vc, Tactic{"small_m", small_m::with_cp_weights(c).to_string()});
+    }
+}
+
 // Persistent v3 (persist=P): more units (row tile, batch) than clusters, so every cluster loops;
 // rings shallower than a unit's K (they cross unit boundaries) and deeper (they hold several
 // units); splits whose last ranks get no K at all (9 K blocks over 8); PDL on and off.
@@ -221,7 +258,7 @@ TEST(SmallM, WgmmaShapesAndDtypes) {
     }
 }
 
-// Diagnostic for the v3 data path: exact small-integer inputs, so that any wrong element is
+// Diagnostic for the v3 data paths (TMA and cp.async weights): exact small-integer inputs, so that any wrong element is
 // wrong by a visible amount; prints which output rows / columns / K blocks are affected.
 TEST(SmallM, WgmmaExactIntegersWithMismatchPattern) {
   FP8GEMM_SKIP_WITHOUT_GPU();
@@ -246,7 +283,9 @@ TEST(SmallM, WgmmaExactIntegersWithMismatchPattern) {
   cudaMemcpy(da, ab.data(), ab.size(), cudaMemcpyHostToDevice);
   cudaMemcpy(dw, wb.data(), wb.size(), cudaMemcpyHostToDevice);
   cudaMemcpy(ds, scales, sizeof(scales), cudaMemcpyHostToDevice);
-  for (const small_m::Config& c : {small_m::wgmma_config(64, 1, 2, false), small_m::wgmma_config(128, 2, 3, true, 1)}) {
+  for (const small_m::Config& c : {small_m::wgmma_config(64, 1, 2, false), small_m::wgmma_config(128, 2, 3, true, 1),
+                                   small_m::with_cp_weights(small_m::wgmma_config(64, 2, 3, true)),
+                                   small_m::with_cp_weights(small_m::wgmma_config(128, 1, 2, false))}) {
     const Tactic t{"small_m", c.to_string()};
     cudaMemset(dout, 0xFF, size_t(batch * m * n) * 2);
     GemmArgs args;
@@ -319,6 +358,8 @@ TEST(SmallM, SplitKIsDeterministic) {
     names.push_back(small_m::wgmma_config(64, 8, 4, true).to_string());
   if (testing::test_context().device().compute_capability() == 90)
     names.push_back(small_m::wgmma_config(64, 5, 6, true, 0, 1).to_string());
+  if (testing::test_context().device().compute_capability() == 90)
+    names.push_back(small_m::with_cp_weights(small_m::wgmma_config(64, 8, 4, true)).to_string());
   for (const std::string& name : names) {
     const Tactic t{"small_m", name};
     const CheckResult a = verify_tactic(testing::test_context(), p, t, 77);

@@ -9,12 +9,18 @@
 
 namespace fp8gemm::small_m {
 
+namespace {
+// The cp.async weight path's suffix; TMA (the default) is not spelled.
+constexpr std::string_view kWloadCpField = ",wload=cp";
+}  // namespace
+
 std::string Config::to_string() const {
   std::ostringstream os;
   if (wgmma) {
     os << "wgmma,rows=" << rows << ",splitk=" << splitk << ",stages=" << stages << ",l2pf=" << l2pf
        << ",pdl=" << (pdl ? 1 : 0);
     if (persist > 0) os << ",persist=" << persist;
+    if (cp_weights) os << kWloadCpField;
     return os.str();
   }
   os << "rows=" << rows << ",splitk=" << splitk << ",warps=" << warps << ",stages=" << stages
@@ -28,11 +34,11 @@ namespace {
 int take_field(std::string_view& text, std::string_view key, bool last, std::string_view whole, bool v3) {
   const auto fail = [&](const char* why) {
     FP8GEMM_FAIL(kInvalidArgument, "small_m tactic '", whole, "': ", why, " (expected ",
-                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1[,persist=B])"
+                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1[,persist=B][,wload=cp])"
                     : "rows=R,splitk=S,warps=W,stages=P,pdl=0|1)");
   };
   if (text.substr(0, key.size()) != key || text.size() <= key.size() || text[key.size()] != '=')
-    fail(v3 ? "fields must be wgmma, rows, splitk, stages, l2pf, pdl[, persist] in this order"
+    fail(v3 ? "fields must be wgmma, rows, splitk, stages, l2pf, pdl[, persist][, wload] in this order"
             : "fields must be rows, splitk, warps, stages, pdl in this order");
   text.remove_prefix(key.size() + 1);
   int value = 0;
@@ -64,7 +70,17 @@ Config parse_config(std::string_view text) {
   if (v3) {
     c.l2pf = take_field(rest, "l2pf", false, text, v3);
   }
-  // v3 names may end with ",persist=P"; pdl is then not the last field.
+  // v3 names may end with ",wload=cp" (weights through cp.async), the only spelled value.
+  constexpr std::string_view kWload = ",wload=";
+  if (v3 && rest.size() >= kWloadCpField.size() &&
+      rest.substr(rest.size() - kWloadCpField.size()) == kWloadCpField) {
+    c.cp_weights = true;
+    rest.remove_suffix(kWloadCpField.size());
+  }
+  FP8GEMM_REQUIRE(!v3 || rest.find(kWload) == std::string_view::npos, kInvalidArgument, "small_m tactic '", text,
+                  "': wload must be the last field and its only value is cp (weights through cp.async; TMA is "
+                  "the default and is not spelled)");
+  // v3 names may end with ",persist=P" (before wload); pdl is then not the last field.
   constexpr std::string_view kPersist = ",persist=";
   const size_t persist_at = v3 ? rest.find(kPersist) : std::string_view::npos;
   std::string_view persist_field;
@@ -94,6 +110,10 @@ Verdict wgmma_config_exists(const Config& c) {
   if (c.l2pf < 0 || c.l2pf > kWgmmaMaxL2Prefetch) return Verdict::no("l2pf must be in 0..64 (K blocks)");
   if (c.persist < 0 || c.persist > kWgmmaMaxPersist) return Verdict::no("persist must be in 0..4 (blocks per SM)");
   if (c.persist > 0 && c.l2pf != 0) return Verdict::no("persistent wgmma tactics have l2pf=0");
+  if (c.cp_weights && c.persist > 0)
+    return Verdict::no("wload=cp is the one-shot kernel only (persist=0): the persistent kernel's ring is TMA-fed");
+  if (c.cp_weights && c.l2pf != 0)
+    return Verdict::no("wload=cp tactics have l2pf=0 (the L2 lookahead goes through the weight tensor map)");
   return Verdict::yes();
 }
 
@@ -109,14 +129,18 @@ Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
   if (p.m < 1 || p.m > kMaxM) return Verdict::no("m must be in 1..32 (small_m is a decode kernel)");
   if (p.n < 16 || p.n % 16) return Verdict::no("n must be a positive multiple of 16");
   if (p.k < 16 || p.k % 16)
-    return Verdict::no("k must be a positive multiple of 16 (TMA: 16-byte aligned global row strides)");
+    return Verdict::no(c.cp_weights ? "k must be a positive multiple of 16 (16-byte cp.async chunks of a weight row, "
+                                        "TMA of the activations: 16-byte aligned global row strides)"
+                                      : "k must be a positive multiple of 16 (TMA: 16-byte aligned global row strides)");
   if (p.k > (int64_t(1) << 30)) return Verdict::no("k must be <= 2^30");
   if (p.n > (int64_t(1) << 30)) return Verdict::no("n must be <= 2^30");
   if (p.batch < 1 || p.batch > 65535) return Verdict::no("batch must be in 1..65535 (grid z)");
   if (!is_fp8(p.a_type) || !is_fp8(p.b_type)) return Verdict::no("A and B must be FP8");
   if (p.a_type == DType::kE5M2 && p.b_type == DType::kE5M2) return Verdict::no("e5m2 x e5m2 is not supported");
   if (p.out_type != DType::kBF16 && p.out_type != DType::kFP16) return Verdict::no("out must be bf16 or fp16");
-  if (p.alignment < 16) return Verdict::no("A, B and out must be 16-byte aligned (TMA global addresses)");
+  if (p.alignment < 16)
+    return Verdict::no(c.cp_weights ? "A, B and out must be 16-byte aligned (TMA and 16-byte cp.async addresses)"
+                                    : "A, B and out must be 16-byte aligned (TMA global addresses)");
   const int64_t kblocks = (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock;
   if (c.splitk > kblocks) return Verdict::no("splitk must be <= ceil(k/128): every split needs K to read");
   if (c.persist > 0 && (p.n + c.rows - 1) / c.rows * p.batch > int64_t(INT32_MAX))
@@ -140,6 +164,7 @@ Verdict config_exists(const Config& c) {
   if (c.wgmma) return wgmma_config_exists(c);
   if (c.l2pf != 0) return Verdict::no("l2pf is a wgmma (v3) field");
   if (c.persist != 0) return Verdict::no("persist is a wgmma (v3) field");
+  if (c.cp_weights) return Verdict::no("wload is a wgmma (v3) field");
   if (c.rows != 16 && c.rows != 32 && c.rows != 64) return Verdict::no("rows must be 16, 32 or 64");
   if (c.stages != 1 && c.stages != 2 && c.stages != 4) return Verdict::no("stages must be 1, 2 or 4");
   // Two batches of rows/16 * stages * 32 weight bytes per lane are in flight; beyond 128 the
@@ -336,6 +361,15 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
         for (int64_t target : {int64_t(sm_count), int64_t(sm_count) * 2, int64_t(sm_count) * occ})
           add(wgmma_config(rows, wgmma_fill_splitk(p, rows, target), stages, true, 0));
       }
+    // cp.async weight twins of the one-shot PDL-on v3 candidates above (the default first) that
+    // split K, at most kCpTwins: the first H200 run of this path (small_m_fixed_cost --set s6a,
+    // docs/perf/small_m.md Session 5) won 6 of 7 shapes with split-K >= 2 and lost without it.
+    constexpr size_t kCpTwins = 8;
+    std::vector<Config> twins;
+    for (const Config& c : out)
+      if (c.wgmma && c.persist == 0 && c.l2pf == 0 && c.pdl && c.splitk >= 2 && twins.size() < kCpTwins)
+        twins.push_back(with_cp_weights(c));
+    for (const Config& c : twins) add(c);
     if (const int st3 = wgmma_stages_for(p, 64, 3); st3 > 0) {
       add(wgmma_config(64, wgmma_fill_splitk(p, 64, sm_count), st3, false, 0));
       add(wgmma_config(64, wgmma_fill_splitk(p, 64, int64_t(sm_count) * 3), st3, false, 0));

@@ -43,6 +43,11 @@ constexpr int kWgmmaMaxPersist = 4;
 //    that the prologue is paid once and the ring never drains; split-K partial sums go through
 //    a separate buffer (the ring is busy). l2pf must be 0. persist=0 (plain v3) is not printed,
 //    so every earlier name keeps its spelling.
+//  - v3 with cp.async weights: the one-shot v3 name followed by ",wload=cp": a producer
+//    warpgroup copies the weights with 16-byte cp.async into the same swizzled ring (TMA streams
+//    at ~4.3 TB/s on the H200, 16-byte loads at ~4.7); the activations still come by TMA. Not
+//    with persist or l2pf (both are built on the weight tensor map). Absent = TMA, so every
+//    earlier name keeps its spelling and meaning.
 struct Config {
   int rows = 32;    // weight rows (output columns n) per block: 16 x row tiles, shared by its warps
   int splitk = 1;   // blocks of one cluster that split K; reduced in fixed order through DSMEM
@@ -52,6 +57,7 @@ struct Config {
   bool wgmma = false;  // v3 family (see above)
   int l2pf = 0;        // v3 only: K blocks of weights prefetched into L2 ahead of the ring
   int persist = 0;     // v3 only: 0 = one block per (tile, split); P > 0 = P blocks per SM, looping
+  bool cp_weights = false;  // v3 only: weights through cp.async instead of TMA (",wload=cp")
 
   int row_tiles() const { return rows / 16; }
   int warpgroups() const { return rows / 64; }  // v3 consumer warpgroups
@@ -59,7 +65,8 @@ struct Config {
   std::string to_string() const;
   bool operator==(const Config& o) const {
     return rows == o.rows && splitk == o.splitk && warps == o.warps && stages == o.stages && pdl == o.pdl &&
-           wgmma == o.wgmma && l2pf == o.l2pf && persist == o.persist;
+           wgmma == o.wgmma && l2pf == o.l2pf && persist == o.persist &&
+           cp_weights == o.cp_weights;
   }
 };
 
@@ -74,6 +81,12 @@ inline Config wgmma_config(int rows, int splitk, int stages, bool pdl, int l2pf 
   c.warps = rows / 16;
   c.stages = stages;
   c.pdl = pdl;
+  return c;
+}
+
+// The same v3 config with its weights loaded by cp.async (",wload=cp").
+inline Config with_cp_weights(Config c) {
+  c.cp_weights = true;
   return c;
 }
 

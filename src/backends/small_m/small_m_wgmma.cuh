@@ -42,6 +42,8 @@ struct Params {
   int l2pf;  // L2 prefetch lookahead in K blocks beyond the ring
   int tiles;  // persistent kernel: row tiles per batch (ceil(n / rows))
   int units;  // persistent kernel: tiles * batch
+  const uint8_t* w;  // cp.async kernel: weights [batch][n][k] (the TMA kernels use the tensor map)
+  int64_t k;         // cp.async kernel: bytes of K per weight row (a multiple of 16)
 };
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -157,12 +159,16 @@ FP8GEMM_DEFINE_WGMMA(E4M3, E5M2, "e4m3", "e5m2")
 // of weights, then the activations), keep them in flight and give the previous stage back (its
 // wgmma are done). s / phase / prev carry the ring position across calls: the persistent
 // kernel runs the ring on from one unit to the next. Returns with every wgmma complete.
-template <class WT, class AT, int NP, int kKB, int kWBytes, int kStage>
+// kGenericWrites: the weights were written by cp.async (the generic proxy), which wgmma (the
+// async proxy) sees only after a proxy fence on the reading side, once the full barrier says the
+// writes landed. TMA writes are async-proxy already and need none.
+template <class WT, class AT, int NP, int kKB, int kWBytes, int kStage, bool kGenericWrites = false>
 __device__ __forceinline__ void consume_k_blocks(float (&acc)[NP / 2], int nkb, uint8_t* ring, uint64_t* full_bar,
                                                  uint64_t* empty_bar, int stages, int wg, int lane, int& s,
                                                  uint32_t& phase, int& prev) {
   for (int i = 0; i < nkb; ++i) {
     mbar_wait(&full_bar[s], phase);
+    if constexpr (kGenericWrites) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     const uint32_t base = smem_addr(ring + s * kStage);
     const uint64_t da = smem_desc(base + wg * (64 * kKB));
     const uint64_t db = smem_desc(base + kWBytes);
@@ -205,6 +211,49 @@ __device__ __forceinline__ void store_fragment(const P& p, int row0, int64_t out
   else static_cast<__nv_bfloat16*>(p.out)[o] = __float2bfloat16_rn(v * scale);
 }
 
+// Epilogue of the one-shot kernels (TMA and cp.async weights): consumer threads (threads
+// 0 .. 128 W - 1, `consumer`) hold the accumulators; store_fragment says which output element
+// each one is. Without split-K they store them; with split-K every rank's partial sums go to its
+// now idle ring, [i][consumer thread], and each rank finishes a contiguous share of the outputs,
+// adding the ranks in order 0, 1, ... (deterministic). kBlockThreads: all threads of the block
+// (they share the reduction). Called by every thread of the block.
+template <int W, int NP, int kBlockThreads>
+__device__ __forceinline__ void finish_block(const Params& p, const float (&acc)[NP / 2], uint8_t* ring, int row0,
+                                             int batch, bool consumer) {
+  namespace cg = cooperative_groups;
+  constexpr int kAcc = NP / 2;
+  constexpr int kConsumers = W * 128;
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");  // scales and out belong to the stream order
+  const float scale = *p.a_scale * *p.b_scale;
+  const int64_t out_base = int64_t(batch) * p.m * int64_t(p.n);
+  auto store = [&](int tc, int i, float v) { store_fragment(p, row0, out_base, scale, tc, i, v); };
+  if (p.splitk == 1) {
+    if (consumer) {
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) store(int(threadIdx.x), i, acc[i]);
+    }
+    return;
+  }
+  __syncthreads();  // all wgmma and weight/activation traffic of this block is over (the ring is free)
+  float* partial = reinterpret_cast<float*>(ring);
+  if (consumer) {
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) partial[i * kConsumers + int(threadIdx.x)] = acc[i];
+  }
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();
+  const int rank = int(cluster.block_rank());
+  constexpr int kTotal = kAcc * kConsumers;
+  const int share = (kTotal + p.splitk - 1) / p.splitk;
+  const int e_end = min(kTotal, (rank + 1) * share);
+  for (int e = rank * share + int(threadIdx.x); e < e_end; e += kBlockThreads) {
+    float v = 0.f;
+    for (int q = 0; q < p.splitk; ++q) v += cluster.map_shared_rank(partial, q)[e];
+    store(e % kConsumers, e / kConsumers, v);
+  }
+  cluster.sync();  // no block may exit while another still reads its shared memory
+}
+
 #endif  // FP8GEMM_SMALL_M_SM90A
 
 // Block: W consumer warpgroups (warps 0 .. 4W-1) and one producer warp (warp 4W).
@@ -216,7 +265,6 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
     small_m_wgmma_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap amap,
                          const Params p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
-  namespace cg = cooperative_groups;
   constexpr int kKB = 128;                  // bytes of K per stage
   constexpr int kWBytes = W * 64 * kKB;     // weight tile per stage
   constexpr int kABytes = NP * kKB;         // activation tile per stage
@@ -299,41 +347,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
                                                        prev);
   }
 
-  // Epilogue (store_fragment says which output element each accumulator is).
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");  // scales and out belong to the stream order
-  const float scale = *p.a_scale * *p.b_scale;
-  const int64_t out_base = int64_t(batch) * p.m * int64_t(p.n);
-  auto store = [&](int tc, int i, float v) { store_fragment(p, row0, out_base, scale, tc, i, v); };
-
-  constexpr int kConsumers = W * 128;
-  if (p.splitk == 1) {
-    if (warp < 4 * W) {
-#pragma unroll
-      for (int i = 0; i < kAcc; ++i) store(int(threadIdx.x), i, acc[i]);
-    }
-    return;
-  }
-
-  // Split-K: every rank's partial sums go to its (now idle) ring, [i][consumer thread]; each rank
-  // then finishes a contiguous share of the outputs, adding the ranks in order 0, 1, ...
-  __syncthreads();  // all wgmma and TMA traffic of this block is over (the ring is free)
-  float* partial = reinterpret_cast<float*>(ring);
-  if (warp < 4 * W) {
-#pragma unroll
-    for (int i = 0; i < kAcc; ++i) partial[i * kConsumers + int(threadIdx.x)] = acc[i];
-  }
-  cg::cluster_group cluster = cg::this_cluster();
-  cluster.sync();
-  const int rank = int(cluster.block_rank());
-  constexpr int kTotal = kAcc * kConsumers;
-  const int share = (kTotal + p.splitk - 1) / p.splitk;
-  const int e_end = min(kTotal, (rank + 1) * share);
-  for (int e = rank * share + int(threadIdx.x); e < e_end; e += kThreads<W>) {
-    float v = 0.f;
-    for (int q = 0; q < p.splitk; ++q) v += cluster.map_shared_rank(partial, q)[e];
-    store(e % kConsumers, e / kConsumers, v);
-  }
-  cluster.sync();  // no block may exit while another still reads its shared memory
+  finish_block<W, NP, kThreads<W>>(p, acc, ring, row0, batch, warp < 4 * W);
 #else
   __trap();  // wgmma and this kernel's TMA path exist on sm_90a only (can_implement refuses others)
 #endif
@@ -343,6 +357,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
 }  // namespace fp8gemm::small_m
 
 #include "backends/small_m/small_m_wgmma_persist.cuh"
+#include "backends/small_m/small_m_wgmma_cpasync.cuh"
 
 namespace fp8gemm::small_m {
 namespace v3 {
@@ -351,40 +366,51 @@ namespace v3 {
 // {128, box_rows, 1} box and the 128-byte swizzle. Throws Error(kCuda) when encoding fails.
 void encode_kmajor_map(CUtensorMap* map, const void* base, int64_t k, int64_t rows, int64_t batch, int box_rows);
 
+// Raises a kernel's dynamic shared-memory limit once per device (to the most any config may ask).
+template <class Kernel>
+void raise_smem_limit_once(Kernel kernel, std::atomic<uint64_t>& raised) {
+  int dev = 0;
+  FP8GEMM_CUDA_CHECK(cudaGetDevice(&dev));
+  const uint64_t bit = uint64_t(1) << (dev & 63);
+  if (raised.load(std::memory_order_acquire) & bit) return;
+  FP8GEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kWgmmaMaxSharedBytes)));
+  raised.fetch_or(bit, std::memory_order_acq_rel);
+}
+
 template <class WT, class AT, int W, int NP>
 void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   const Problem& pr = l.problem;
   const Config& c = l.config;
-  auto kernel = c.persist > 0 ? small_m_wgmma_persistent_kernel<WT, AT, W, NP> : small_m_wgmma_kernel<WT, AT, W, NP>;
-  const size_t smem = shared_bytes(pr, c);
-  // Raise the dynamic shared-memory limit once per device (to the most any config may ask).
-  static std::atomic<uint64_t> raised{0}, raised_persist{0};
-  int dev = 0;
-  FP8GEMM_CUDA_CHECK(cudaGetDevice(&dev));
-  const uint64_t bit = uint64_t(1) << (dev & 63);
-  std::atomic<uint64_t>& flag = c.persist > 0 ? raised_persist : raised;
-  if (!(flag.load(std::memory_order_acquire) & bit)) {
-    FP8GEMM_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kWgmmaMaxSharedBytes)));
-    flag.fetch_or(bit, std::memory_order_acq_rel);
-  }
   CUtensorMap wmap, amap;
-  encode_kmajor_map(&wmap, l.args.b, pr.k, pr.n, pr.batch, 64 * W);
   encode_kmajor_map(&amap, l.args.a, pr.k, pr.m, pr.batch, NP);
 
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(unsigned((pr.n + 64 * W - 1) / (64 * W)), unsigned(c.splitk), unsigned(pr.batch));
+  cfg.blockDim = dim3(unsigned(kThreads<W>));
+  cfg.dynamicSmemBytes = shared_bytes(pr, c);
+  cfg.stream = l.stream;
+  cudaLaunchAttribute attrs[kMaxLaunchAttrs];
+  set_launch_attrs(cfg, attrs, c.splitk, c.pdl);
+
+  if (c.cp_weights) {
+    // Weights by cp.async (no weight tensor map); one producer warpgroup instead of one warp.
+    static std::atomic<uint64_t> raised_cp{0};
+    auto kernel = small_m_wgmma_cp_kernel<WT, AT, W, NP>;
+    raise_smem_limit_once(kernel, raised_cp);
+    cfg.blockDim = dim3(unsigned(kThreadsCp<W>));
+    FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, amap, kp));
+    return;
+  }
+  static std::atomic<uint64_t> raised{0}, raised_persist{0};
+  auto kernel = c.persist > 0 ? small_m_wgmma_persistent_kernel<WT, AT, W, NP> : small_m_wgmma_kernel<WT, AT, W, NP>;
+  raise_smem_limit_once(kernel, c.persist > 0 ? raised_persist : raised);
+  encode_kmajor_map(&wmap, l.args.b, pr.k, pr.n, pr.batch, 64 * W);
   if (c.persist > 0) {
     // persist blocks per SM: that many clusters of splitk blocks, at most one per unit.
     FP8GEMM_REQUIRE(l.sm_count > 0, kInternal, "small_m: the persistent grid needs the device's SM count");
     const int64_t clusters = std::max<int64_t>(1, int64_t(c.persist) * l.sm_count / c.splitk);
     cfg.gridDim = dim3(unsigned(std::min<int64_t>(kp.units, clusters)), unsigned(c.splitk), 1);
   }
-  cfg.blockDim = dim3(unsigned(kThreads<W>));
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = l.stream;
-  cudaLaunchAttribute attrs[kMaxLaunchAttrs];
-  set_launch_attrs(cfg, attrs, c.splitk, c.pdl);
   FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, wmap, amap, kp));
 }
 
@@ -417,6 +443,8 @@ void launch_wgmma_pair(const LaunchArgs& l) {
   kp.l2pf = c.l2pf;
   kp.tiles = int((pr.n + c.rows - 1) / c.rows);
   kp.units = int(int64_t(kp.tiles) * pr.batch);
+  kp.w = static_cast<const uint8_t*>(l.args.b);
+  kp.k = pr.k;
   if (c.rows == 64) return launch_wgmma_np<WT, AT, 1>(l, kp);
   if (c.rows == 128) return launch_wgmma_np<WT, AT, 2>(l, kp);
   FP8GEMM_FAIL(kInternal, "small_m: config ", c.to_string(), " has no wgmma instantiation");

@@ -1,0 +1,155 @@
+// small_m v3 with its weights loaded by cp.async instead of TMA (tactic suffix ",wload=cp");
+// included by small_m_wgmma.cuh after its device helpers. See docs/perf/small_m.md, "Session 5,
+// cp.async weights in the library".
+//
+// Why: session 5 measured the TMA path streaming at ~4.3 TB/s at best on the H200, while 16-byte
+// loads in this kernel's own address order reach 4.7-4.8 TB/s; the first run of this data path
+// (small_m_fixed_cost --set s6a) beat the TMA kernel of the same config at 6 of 7 shapes where K
+// is split (and lost without split-K).
+//
+// Same ring, stage layout, consumers (consume_k_blocks) and epilogue (finish_block) as the
+// one-shot v3 kernel. What differs is the producer: a whole warpgroup (128 threads) instead of
+// one lane. Thread pt copies 16-byte chunk pt % 8 of weight rows pt / 8 + 16 j (j < 4 W) of every
+// stage with cp.async.cg into the 128-byte-swizzled K-major layout TMA would have written (chunk
+// c of row r at r * 128 + ((c ^ (r % 8)) * 16) of the 1024-byte-aligned tile), so the wgmma
+// descriptors do not change. Rows at or beyond n and chunks at or beyond k are zero-filled
+// through src-size 0 (k % 16 == 0, so a chunk is either wholly inside or wholly outside). Each
+// producer thread then arrives on the stage's full barrier with cp.async.mbarrier.arrive.noinc
+// (it fires once that thread's copies have landed); thread 0 of the producers still brings the
+// stage's activation tile by TMA (zero-filled beyond m) and adds the one expect_tx arrival. The
+// full barrier therefore counts 128 + 1 arrivals. Consumers put a proxy fence between the barrier
+// and the wgmma (cp.async writes are generic-proxy, wgmma reads async-proxy).
+#pragma once
+
+namespace fp8gemm::small_m::v3 {
+
+#ifdef FP8GEMM_SMALL_M_SM90A
+
+// 16-byte global -> shared copy; src_size 0 writes 16 zero bytes and reads nothing (the source
+// address must still be a valid one). L2 eviction-priority hint as the TMA kernel's.
+__device__ __forceinline__ void cp_async_16_zfill(uint32_t dst, const void* src, uint32_t src_size, uint64_t policy) {
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst), "l"(src),
+               "r"(src_size), "l"(policy)
+               : "memory");
+}
+// Arrive on `bar` once every cp.async this thread issued so far has landed. noinc: the arrival
+// is one of the barrier's expected count (init), not an extra pending one.
+__device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+
+#endif  // FP8GEMM_SMALL_M_SM90A
+
+// Block: W consumer warpgroups (warps 0 .. 4W-1), then one producer warpgroup.
+constexpr int kCpProducers = 128;
+template <int W>
+constexpr int kThreadsCp = W * 128 + kCpProducers;
+
+// Occupancy hint as the TMA kernel's (4 blocks per SM at 64 rows, 2 at 128): the candidates size
+// rings for up to 4 blocks per SM, and the register cap this implies (64 / 85) leaves no spills.
+template <class WT, class AT, int W, int NP>
+__global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
+    small_m_wgmma_cp_kernel(const __grid_constant__ CUtensorMap amap, const Params p) {
+#ifdef FP8GEMM_SMALL_M_SM90A
+  constexpr int kKB = 128;                   // bytes of K per stage
+  constexpr int kWBytes = W * 64 * kKB;      // weight tile per stage
+  constexpr int kABytes = NP * kKB;          // activation tile per stage
+  constexpr int kStage = kWBytes + kABytes;  // multiple of 1024: every tile stays 1024-aligned
+  constexpr int kAcc = NP / 2;               // f32 accumulators per consumer thread
+  constexpr int kRowsPerThread = W * 64 * (kKB / 16) / kCpProducers;  // 16-byte chunks per stage
+  static_assert(kStage % 1024 == 0, "stage tiles must stay 1024-byte aligned");
+  static_assert(kCpProducers % (kKB / 16) == 0, "a producer thread keeps one chunk column");
+
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ __align__(8) uint64_t full_bar[16];
+  __shared__ __align__(8) uint64_t empty_bar[16];
+  uint8_t* ring = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
+  const int stages = p.stages;
+  const int row0 = int(blockIdx.x) * (64 * W);
+  const int batch = int(blockIdx.z);
+  const int kb0 = int(blockIdx.y) * p.kblocks_per_split;
+  const int nkb = max(0, min(kb0 + p.kblocks_per_split, p.kblocks) - kb0);
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(&full_bar[s], kCpProducers + 1);  // each producer's cp.async arrival + the activation TMA
+      mbar_init(&empty_bar[s], 4 * W);            // one arrival per consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  __syncthreads();
+  // Dependents may start their prologue (and their weight prefetch) once every block got here.
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+
+  float acc[kAcc];
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
+
+  if (warp >= 4 * W) {
+    // Producers. A warp covers 4 whole rows x 128 bytes per step: each row segment is one
+    // 128-byte line, read by 8 consecutive lanes.
+    const int pt = int(threadIdx.x) - W * 128;
+    const int chunk = pt % (kKB / 16);
+    const int r0 = pt / (kKB / 16);  // this thread's rows: r0 + 16 j; r % 8 == r0 % 8 for all of them
+    const uint32_t swz = uint32_t((chunk ^ (r0 & 7)) << 4);
+    uint64_t pol_w, pol_a;  // weights stream once; activations are re-read by every row block
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol_w));
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(pol_a));
+    const uint8_t* wb = p.w + int64_t(batch) * p.n * p.k;
+    const auto load_weights = [&](int i, int s) {
+      const uint32_t st = smem_addr(ring + s * kStage);
+      const int64_t kofs = int64_t(kb0 + i) * kKB + chunk * 16;
+#pragma unroll
+      for (int j = 0; j < kRowsPerThread; ++j) {
+        const int r = r0 + 16 * j;
+        const bool in = row0 + r < p.n && kofs < p.k;
+        const uint8_t* src = in ? wb + int64_t(row0 + r) * p.k + kofs : p.w;  // any valid address
+        cp_async_16_zfill(st + uint32_t(r * kKB) + swz, src, in ? 16u : 0u, pol_w);
+      }
+      cp_async_mbar_arrive_noinc(&full_bar[s]);
+    };
+    const auto load_activations = [&](int i, int s) {
+      mbar_arrive_expect_tx(&full_bar[s], kABytes);
+      tma_load(ring + s * kStage + kWBytes, &amap, &full_bar[s], (kb0 + i) * kKB, 0, batch, pol_a);
+    };
+    // The weights of the first `stages` K blocks do not depend on the previous kernel: request
+    // them before griddepcontrol.wait (PDL), the activations after it.
+    const int pre = min(stages, nkb);
+    for (int i = 0; i < pre; ++i) load_weights(i, i);
+    if (pt == 0 && nkb > 0) {
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&amap)) : "memory");
+      asm volatile("griddepcontrol.wait;\n" ::: "memory");
+      for (int i = 0; i < pre; ++i) load_activations(i, i);
+    }
+    int s = pre == stages ? 0 : pre;
+    uint32_t phase = 0;  // completions of empty_bar[s] seen so far, mod 2
+    for (int i = pre; i < nkb; ++i) {
+      mbar_wait(&empty_bar[s], phase);
+      load_weights(i, s);
+      if (pt == 0) load_activations(i, s);
+      if (++s == stages) {
+        s = 0;
+        phase ^= 1;
+      }
+    }
+  } else {
+    // Consumers: warpgroup wg multiplies weight rows [64 wg, 64 wg + 64) of each stage.
+    const int wg = warp >> 2;
+    int s = 0;
+    uint32_t phase = 0;
+    int prev = -1;
+    consume_k_blocks<WT, AT, NP, kKB, kWBytes, kStage, true>(acc, nkb, ring, full_bar, empty_bar, stages, wg, lane, s,
+                                                             phase, prev);
+  }
+
+  // Every cp.async has landed: the consumers saw each stage's full barrier, which needs them all.
+  finish_block<W, NP, kThreadsCp<W>>(p, acc, ring, row0, batch, warp < 4 * W);
+#else
+  __trap();  // wgmma exists on sm_90a only (can_implement refuses other devices)
+#endif
+}
+
+}  // namespace fp8gemm::small_m::v3
