@@ -15,7 +15,7 @@
 #                                             build-torch-bundle), reusing $OUT/cache.json if the
 #                                             tune phase ran first
 # Several phases in one call: scripts/gpu_acceptance.sh BIN_DIR "tune torch".
-# GTEST_FILTER narrows the GPU tests. Logs and CSV/JSON go to $OUT (default ./gpu-out); a short
+# GTEST_FILTER narrows the GPU tests; TUNE_ARGS adds flags to the tune step (e.g. --check-segment-ends). Logs and CSV/JSON go to $OUT (default ./gpu-out); a short
 # summary is printed last.
 set -uo pipefail
 BIN=${1:?bin dir}
@@ -52,7 +52,7 @@ case "$PHASE" in
     ;;
   tune)
     step tune timeout 180 "$F" tune --model all --m buckets --run-budget-s 170 --cache "$OUT/cache.json" \
-      --json "$OUT/logs/tune.json"
+      --json "$OUT/logs/tune.json" ${TUNE_ARGS:-}
     export FP8GEMM_CACHE="$OUT/cache.json"
     step auto_suite timeout 270 "$F" bench --model all --m suite --tactics all \
       --csv "$OUT/auto_suite.csv" --json "$OUT/logs/auto_suite.json"

@@ -88,6 +88,9 @@ struct TuneOptions {
   std::vector<std::string> backends;   // restrict challengers to these (empty: all)
   bool retune = false;          // tune keys already in the cache again
   int bucket_samples = 2;       // M values below each bucket edge where finalists are also timed
+  // Experimental (not yet measured on a GPU): time a sub-bucket segment's challenger again at the
+  // segment's lowest M and give the segment to its default where that regrets less over both ends.
+  bool check_segment_ends = false;
   // Called after each key (done counts keys finished, of total).
   std::function<void(size_t done, size_t total, const Decision&)> progress;
 };

@@ -52,6 +52,7 @@ PolicyOptions policy_options(const TuneOptions& o) {
   p.output_tolerance = o.output_tolerance;
   p.backends = o.backends;
   p.bucket_samples = o.bucket_samples;
+  p.check_segment_low_ends = o.check_segment_ends;
   return p;
 }
 
@@ -149,13 +150,24 @@ std::vector<Tactic> trim_candidates(const std::vector<Tactic>& tactics, size_t k
   return out;
 }
 
-std::vector<int64_t> bucket_sample_ms(int64_t m, int count) {
+namespace {
+
+// The previous edge of m's bucket: the bucket is (lower, edge].
+int64_t bucket_lower(int64_t m) {
   const int64_t edge = m_bucket(m);
   const auto& edges = m_bucket_edges();
-  int64_t lower = 0;  // the previous edge: the bucket is (lower, edge]
+  int64_t lower = 0;
   for (int64_t e : edges)
     if (e < edge) lower = e;
   if (edge > edges.back()) lower = edge / 2;
+  return lower;
+}
+
+}  // namespace
+
+std::vector<int64_t> bucket_sample_ms(int64_t m, int count) {
+  const int64_t edge = m_bucket(m);
+  const int64_t lower = bucket_lower(m);
   std::vector<int64_t> out;
   // Equal parts: each sample's choice covers the part that ends at it, and the edge's the last.
   // (Session 5 measured the bucket's lowest M + the middle instead: M=200 gained, M=300 and 700
@@ -310,6 +322,55 @@ std::vector<ChoiceSegment> extended_upwards(std::vector<ChoiceSegment> segments,
   return segments;
 }
 
+// Opt-in (PolicyOptions::check_segment_low_ends). A segment below the edge whose choice is a
+// challenger is timed again at its lowest M, with its default (and the default there); the
+// challenger keeps the segment unless the default's worse regret over the two ends (at the
+// lowest M, and at the sampled M where the challenger won) is the smaller one. Why: a tactic's
+// time can fall as M grows within one tile count (H200, 4096x8192: CUTLASS 64x128 18.2 us at
+// M=193, 15.0 at 213, cuBLASLt's best 15.6), so a choice measured at a segment's top can be the
+// slowest at its bottom. The edge's own segment is not checked (its choice must stay the edge's).
+void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem, Timer& timer,
+                    const PolicyOptions& o) {
+  const double budget_us = 0.25 * o.key_budget_ms * 1e3;  // per check
+  int64_t previous = bucket_lower(problem.m);
+  for (size_t i = 0; i + 1 < segments.size(); ++i) {
+    ChoiceSegment& s = segments[i];
+    Problem q = problem;
+    q.m = previous + 1;
+    previous = s.m_max;
+    if (s.tactic == s.default_tactic || q.m >= s.sampled_m || !(s.us > 0) || !(s.default_us > 0)) continue;
+    const double t = estimate_call_us(q);
+    if (3 * 6.0 * expected_calls(t) * t > budget_us) continue;  // warm-up + 5 replays of three
+    std::vector<Tactic> list;
+    auto add = [&](const Tactic& x) {
+      if (std::find(list.begin(), list.end(), x) == list.end()) list.push_back(x);
+    };
+    std::vector<Timing> r;
+    try {
+      add(Tactic::parse(s.default_tactic));
+      add(Tactic::parse(s.tactic));
+      if (o.default_at) add(o.default_at(q));
+      r = timer.measure(q, list, MeasureOptions{0, 5, 1});
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (r.size() != list.size() || !r[0].ok || !r[1].ok) continue;
+    double best = INFINITY;
+    for (const Timing& x : r)
+      if (x.ok) best = std::min(best, x.median_us);
+    const double choice_regret = r[1].median_us / best;  // 1 at the sampled M, where it won
+    const double default_regret = std::max(r[0].median_us / best, s.default_us / s.us);
+    const std::string at = "at M=" + std::to_string(q.m) + ", the segment's lowest";
+    for (const Timing& x : r)
+      s.candidates.push_back({x.tactic.name(), x.ok ? "low end" : "failed", x.median_us, -1, x.ok ? at : x.error});
+    if (default_regret < choice_regret) {
+      s.candidates.back().note += "; the default takes the segment";
+      s.tactic = s.default_tactic;
+      s.us = s.default_us;
+    }
+  }
+}
+
 // Adjacent segments with the same tactic become one (the upper one's times stay).
 std::vector<ChoiceSegment> merged(std::vector<ChoiceSegment> in) {
   std::vector<ChoiceSegment> out;
@@ -439,7 +500,12 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
   }
   phase("samples");
   segments.push_back({problem.m, d.choice, d.default_tactic, d.choice_us, d.default_us, {}, problem.m});
-  d.segments = merged(extended_upwards(std::move(segments), problem, backends));
+  segments = extended_upwards(std::move(segments), problem, backends);
+  if (o.check_segment_low_ends) {
+    check_low_ends(segments, problem, timer, o);
+    phase("low_ends");
+  }
+  d.segments = merged(std::move(segments));
 
   const std::string rule = "max(" + percent(o.min_gain) + ", " + std::to_string(o.noise_factor).substr(0, 3) +
                            "x noise " + percent(rr.noise) + ") = " + percent(d.threshold);

@@ -125,6 +125,39 @@ TEST_F(PolicyTest, ASampledChoiceHoldsUpToWhereItNeedsAnotherTile) {
   EXPECT_EQ(split.choice_for(61), "cutlass:c1");
 }
 
+// Opt-in: a sub-bucket challenger is timed again at its segment's lowest M. A tactic that is
+// fast at the sampled M but slow at the bottom of its segment (H200: CUTLASS 64x128 at M=193 vs
+// 213) loses the segment to the default when the default regrets less over both ends; a mild
+// loss at the bottom keeps the challenger.
+TEST_F(PolicyTest, SegmentLowEndCheckGivesTheSegmentToTheDefaultWhereItRegretsLess) {
+  timer.true_us["cutlass:c1"] = 8;  // best at 53, 59 and the edge (64)...
+  double bottom = 20;               // ...but 2x slower than the default at M <= 50
+  timer.at_m = [&bottom](const std::string& name, int64_t m, double t) {
+    return name == "cutlass:c1" && m <= 50 ? bottom : t;
+  };
+  const Decision off = run();
+  EXPECT_EQ(off.choice_for(49), "cutlass:c1");  // the failure mode, without the check
+  PolicyOptions o;
+  o.check_segment_low_ends = true;
+  const Decision d = run(o);
+  ASSERT_EQ(d.segments.size(), 2u) << d.reason;
+  EXPECT_EQ(d.segments[0].tactic, "cublaslt:heur");  // regret 1.25 at 53 beats 2.0 at 49
+  EXPECT_EQ(d.segments[0].m_max, 53);
+  EXPECT_EQ(d.choice_for(49), "cublaslt:heur");
+  EXPECT_EQ(d.choice_for(54), "cutlass:c1");  // 54..59 checked at 54: c1 is the best there
+  EXPECT_EQ(d.choice_for(64), "cutlass:c1");
+  int low_end_rows = 0;
+  for (const ChoiceSegment& s : d.segments)
+    for (const CandidateReport& c : s.candidates) low_end_rows += c.status == "low end";
+  EXPECT_GE(low_end_rows, 2);
+  EXPECT_NE(tuning::explain_text(d).find("low end"), std::string::npos);
+  // 5% slower at the bottom, 25% faster at the top: the challenger keeps its segment.
+  bottom = 10.5;
+  const Decision mild = run(o);
+  EXPECT_EQ(mild.choice_for(49), "cutlass:c1");
+  ASSERT_EQ(mild.segments.size(), 1u);
+}
+
 // What `fp8gemm explain` prints and `tune --json` writes carry the segments: each sampled M's
 // timings and choice, and where each choice holds.
 TEST_F(PolicyTest, ExplainAndJsonShowTheSegments) {

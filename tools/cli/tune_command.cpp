@@ -34,6 +34,7 @@ struct TuneCliOptions {
   double key_budget_ms = 100;
   double run_budget_s = 0;
   int bucket_samples = 2;
+  bool check_segment_ends = false;
   bool retune = false;
 };
 
@@ -116,6 +117,7 @@ void run_tune(const TuneCliOptions& o) {
   to.key_budget_ms = o.key_budget_ms;
   to.run_budget_ms = o.run_budget_s * 1000;
   to.bucket_samples = o.bucket_samples;
+  to.check_segment_ends = o.check_segment_ends;
   to.retune = o.retune;
   for (const std::string& b : o.backends) to.backends.push_back(canonical_backend_name(b));
   ProgressBar bar(problems.size());
@@ -166,6 +168,8 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_option("--bucket-samples", o.bucket_samples,
                   "M values below each bucket edge where the finalists are also timed (default 2)")
       ->check(CLI::Range(0, 8));
+  cmd->add_flag("--check-segment-ends", o.check_segment_ends,
+                "experimental: time each sub-bucket challenger again at its segment's lowest M");
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });
