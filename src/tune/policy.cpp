@@ -333,11 +333,10 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
                     const PolicyOptions& o) {
   const double budget_us = 0.25 * o.key_budget_ms * 1e3;  // per check
   int64_t previous = bucket_lower(problem.m);
-  for (size_t i = 0; i + 1 < segments.size(); ++i) {
+  for (size_t i = 0; i + 1 < segments.size(); previous = segments[i].m_max, ++i) {
     ChoiceSegment& s = segments[i];
     Problem q = problem;
     q.m = previous + 1;
-    previous = s.m_max;
     if (s.tactic == s.default_tactic || q.m >= s.sampled_m || !(s.us > 0) || !(s.default_us > 0)) continue;
     const double t = estimate_call_us(q);
     if (3 * 6.0 * expected_calls(t) * t > budget_us) continue;  // warm-up + 5 replays of three
@@ -364,9 +363,12 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     for (const Timing& x : r)
       s.candidates.push_back({x.tactic.name(), x.ok ? "low end" : "failed", x.median_us, -1, x.ok ? at : x.error});
     if (default_regret < choice_regret) {
+      // Only up to the sampled M: the upward extension was the challenger's tile count, and the
+      // next segment then starts right above (the loop's `previous`).
       s.candidates.back().note += "; the default takes the segment";
       s.tactic = s.default_tactic;
       s.us = s.default_us;
+      s.m_max = s.sampled_m;
     }
   }
 }

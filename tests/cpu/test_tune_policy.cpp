@@ -151,6 +151,14 @@ TEST_F(PolicyTest, SegmentLowEndCheckGivesTheSegmentToTheDefaultWhereItRegretsLe
     for (const CandidateReport& c : s.candidates) low_end_rows += c.status == "low end";
   EXPECT_GE(low_end_rows, 2);
   EXPECT_NE(tuning::explain_text(d).find("low end"), std::string::npos);
+  // When the challenger's segment reached above its sampled M (two 30-row tiles from 53 up to
+  // 60), the default takes it only up to the sampled M, and the next segment starts at 54.
+  cutlass.tile_height["c1"] = 30;
+  const Decision reach = run(o);
+  EXPECT_EQ(reach.sampled_ms, (std::vector<int64_t>{53, 61}));
+  EXPECT_EQ(reach.choice_for(53), "cublaslt:heur");
+  EXPECT_EQ(reach.choice_for(54), "cutlass:c1");
+  cutlass.tile_height.erase("c1");
   // 5% slower at the bottom, 25% faster at the top: the challenger keeps its segment.
   bottom = 10.5;
   const Decision mild = run(o);
