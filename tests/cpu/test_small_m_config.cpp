@@ -259,18 +259,31 @@ TEST(SmallMConfig, CpWeightCandidatesTwinSplitKOnes) {
     for (int64_t m : {1, 8, 16, 32}) {
       const Problem p = problem(m, s[0], s[1]);
       const auto cands = candidate_configs(p, 132, 90);
-      int twins = 0;
+      int twins = 0, split2 = 0;
       for (const Config& c : cands) {
         if (!c.cp_weights) continue;
-        ++twins;
-        // A twin of an offered one-shot TMA candidate with split-K, PDL on.
         EXPECT_GE(c.splitk, 2) << c.to_string();
         EXPECT_TRUE(c.pdl && c.l2pf == 0 && c.persist == 0) << c.to_string();
         Config tma = c;
         tma.cp_weights = false;
-        EXPECT_NE(std::find(cands.begin(), cands.end(), tma), cands.end()) << c.to_string();
+        if (std::find(cands.begin(), cands.end(), tma) != cands.end()) {
+          ++twins;  // a twin of an offered one-shot TMA candidate with split-K, PDL on
+          continue;
+        }
+        // Else only the small-weight split-2 one with the two-blocks-per-SM ring.
+        ++split2;
+        EXPECT_EQ(c.rows, 64) << c.to_string();
+        EXPECT_EQ(c.splitk, 2) << c.to_string();
+        EXPECT_LE(p.n * p.k, int64_t(40) << 20) << c.to_string();
       }
       EXPECT_LE(twins, 8) << p;
+      EXPECT_LE(split2, 1) << p;
+      if (p.n * p.k <= (int64_t(40) << 20)) {  // rows 64 at split 2 with cp.async is always offered there
+        const bool offered = std::any_of(cands.begin(), cands.end(), [](const Config& c) {
+          return c.cp_weights && c.rows == 64 && c.splitk == 2;
+        });
+        EXPECT_TRUE(offered) << p;
+      }
       if (p.n * p.k <= (int64_t(100) << 20)) EXPECT_GE(twins, 4) << p;  // split-K is offered there
       // Not the default (unchanged until a measurement says otherwise) and never off sm_90.
       EXPECT_FALSE(default_config(p, 132, 90).cp_weights) << p;

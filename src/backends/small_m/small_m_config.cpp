@@ -398,6 +398,10 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
       if (const int st = wgmma_stages_for(p, 128, 3); st > 0)
         add(wgmma_config(128, wgmma_fill_splitk(p, 128, int64_t(sm_count) * 2), st, true, 64));
       add(wgmma_config(64, wgmma_fill_splitk(p, 64, sm_count), std::max(4, wgmma_stages_for(p, 64, 2)), true, 8));
+      // cp.async weights at split-K 2 with the two-blocks-per-SM ring: the fastest llama8b.o
+      // configuration of the tool's first cp run (64,2,12: 6.16 us, the library's best 6.81),
+      // which the split rule above (about one block per SM or per slot) does not reach.
+      if (const int st = wgmma_stages_for(p, 64, 2); st > 0) add(with_cp_weights(wgmma_config(64, 2, st, true, 0)));
     }
   }
   // v2: its default (with and without PDL) and, where v3 cannot run, the other shapes of block.
