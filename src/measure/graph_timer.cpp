@@ -1,7 +1,6 @@
 #include "measure/graph_timer.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -9,6 +8,7 @@
 
 #include "core/cuda_check.h"
 #include "core/device_buffer.h"
+#include "core/steady_clock.h"
 #include "measure/graph_timer_kernels.h"
 
 namespace fp8gemm {
@@ -86,11 +86,6 @@ void ensure_size(DeviceBuffer& buf, size_t bytes) {
   if (buf.bytes() >= bytes) return;
   buf = DeviceBuffer();  // free first: the old and the new one need not fit together
   buf = DeviceBuffer(bytes);
-}
-
-double now_ms() {
-  using namespace std::chrono;
-  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
 }
 
 double median(std::vector<double> v) {
@@ -235,8 +230,8 @@ struct GraphTimer::Impl {
   // load for the settle time (GraphTimerOptions). Nothing is timed here.
   void settle(const std::vector<GraphExec>& graphs, std::vector<Timing>& timings, int warmup_replays) {
     const bool enabled = options.settle_ms > 0;
-    const double target = now_ms() - last_busy_ms > options.idle_gap_ms ? options.settle_idle_ms : options.settle_ms;
-    const double start = now_ms();
+    const double target = steady_ms() - last_busy_ms > options.idle_gap_ms ? options.settle_idle_ms : options.settle_ms;
+    const double start = steady_ms();
     double first_round_ms = 0;
     long first_round_calls = 0;
     for (int round = 0;; ++round) {
@@ -245,7 +240,7 @@ struct GraphTimer::Impl {
         if (round > 0) {
           const bool heavy =
               first_round_calls > 0 && 1000 * first_round_ms / first_round_calls >= options.settle_min_call_us;
-          if (!heavy || now_ms() - start >= target) break;
+          if (!heavy || steady_ms() - start >= target) break;
         }
       }
       long calls = 0;
@@ -253,7 +248,7 @@ struct GraphTimer::Impl {
         if (timings[i].ok && launch(graphs[i], timings[i])) calls += graphs[i].calls;
       FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
       if (round == 0) {
-        first_round_ms = now_ms() - start;
+        first_round_ms = steady_ms() - start;
         first_round_calls = calls;
       }
       if (calls == 0) break;
@@ -361,7 +356,7 @@ std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tact
     }
   // A kernel that faults leaves a sticky error: nothing after it can be trusted, so this throws.
   FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(s.stream));
-  s.last_busy_ms = now_ms();
+  s.last_busy_ms = steady_ms();
 
   for (size_t i = 0; i < n; ++i) {
     if (!timings[i].ok) continue;

@@ -1,13 +1,13 @@
 #include "tune/policy.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <map>
 #include <optional>
 #include <set>
 #include <sstream>
 
+#include "core/steady_clock.h"
 #include "measure/graph_timer.h"
 #include "tune/bucket.h"
 #include "tune/tuner.h"
@@ -15,11 +15,6 @@
 namespace fp8gemm::tuning {
 
 namespace {
-
-double steady_ms() {
-  using namespace std::chrono;
-  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
-}
 
 std::string percent(double x) {
   std::ostringstream os;

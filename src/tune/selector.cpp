@@ -1,8 +1,8 @@
 #include "tune/selector.h"
 
 #include <algorithm>
-#include <chrono>
 
+#include "core/steady_clock.h"
 #include "tune/warnings.h"
 
 namespace fp8gemm::tuning {
@@ -10,11 +10,6 @@ namespace fp8gemm::tuning {
 namespace {
 
 bool belongs(const Tactic& t, const std::string& backend) { return backend == "auto" || t.backend == backend; }
-
-double steady_ms() {
-  using namespace std::chrono;
-  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
-}
 
 // A decision's choices (segments, edge last first) and its fastest finalists at the edge.
 std::vector<std::string> best_of(const Decision& d) {
