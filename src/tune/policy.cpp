@@ -37,6 +37,16 @@ bool allowed(const std::string& backend, const std::vector<std::string>& only) {
 // Calls per graph replay the GPU timer will use with its default sizing; only for budgeting.
 int expected_calls(double call_us) { return calls_per_replay_for(call_us, GraphTimerOptions{}); }
 
+// How tactics are timed at an M below the edge (a sampled M, a segment's lowest M): one warm-up
+// and 5 timed replays each, in one round-robin.
+constexpr MeasureOptions kBelowEdgeRound{0, 5, 1};
+
+// The estimated cost of one tactic in kBelowEdgeRound at q; only for budgeting.
+double below_edge_cost_us(const Problem& q) {
+  const double t = estimate_call_us(q);
+  return double(kBelowEdgeRound.replays + kBelowEdgeRound.warmup_replays) * expected_calls(t) * t;
+}
+
 }  // namespace
 
 PolicyOptions policy_options(const TuneOptions& o) {
@@ -229,9 +239,7 @@ std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vecto
                                               const std::vector<Tactic>& pruned_at_edge,
                                               const std::set<std::string>& listed_at_edge, double budget_us,
                                               double threshold, Timer& timer, const PolicyOptions& o) {
-  const double t = estimate_call_us(q);
-  const double per_tactic_us = 6.0 * expected_calls(t) * t;  // warm-up + 5 replays
-  const size_t fit = size_t(std::floor(budget_us / per_tactic_us));
+  const size_t fit = size_t(std::floor(budget_us / below_edge_cost_us(q)));
   if (fit < 2) return std::nullopt;
 
   std::set<std::string> in{reference.name()};
@@ -268,7 +276,7 @@ std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vecto
 
   std::vector<Timing> r;
   try {
-    r = timer.measure(q, list, MeasureOptions{0, 5, 1});
+    r = timer.measure(q, list, kBelowEdgeRound);
   } catch (const std::exception&) {
     return std::nullopt;
   }
@@ -333,8 +341,7 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     Problem q = problem;
     q.m = previous + 1;
     if (s.tactic == s.default_tactic || q.m >= s.sampled_m || !(s.us > 0) || !(s.default_us > 0)) continue;
-    const double t = estimate_call_us(q);
-    if (3 * 6.0 * expected_calls(t) * t > budget_us) continue;  // warm-up + 5 replays of three
+    if (3 * below_edge_cost_us(q) > budget_us) continue;  // at most three tactics
     std::vector<Tactic> list;
     auto add = [&](const Tactic& x) {
       if (std::find(list.begin(), list.end(), x) == list.end()) list.push_back(x);
@@ -344,7 +351,7 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
       add(Tactic::parse(s.default_tactic));
       add(Tactic::parse(s.tactic));
       if (o.default_at) add(o.default_at(q));
-      r = timer.measure(q, list, MeasureOptions{0, 5, 1});
+      r = timer.measure(q, list, kBelowEdgeRound);
     } catch (const std::exception&) {
       continue;
     }
@@ -355,12 +362,13 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     const double choice_regret = r[1].median_us / best;  // 1 at the sampled M, where it won
     const double default_regret = std::max(r[0].median_us / best, s.default_us / s.us);
     const std::string at = "at M=" + std::to_string(q.m) + ", the segment's lowest";
+    const size_t default_row = s.candidates.size();  // r[0], the segment's default
     for (const Timing& x : r)
       s.candidates.push_back({x.tactic.name(), x.ok ? "low end" : "failed", x.median_us, -1, x.ok ? at : x.error});
     if (default_regret < choice_regret) {
       // Only up to the sampled M: the upward extension was the challenger's tile count, and the
       // next segment then starts right above (the loop's `previous`).
-      s.candidates.back().note += "; the default takes the segment";
+      s.candidates[default_row].note += "; the default takes the segment";
       s.tactic = s.default_tactic;
       s.us = s.default_us;
       s.m_max = s.sampled_m;

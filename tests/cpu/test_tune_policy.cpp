@@ -148,7 +148,11 @@ TEST_F(PolicyTest, SegmentLowEndCheckGivesTheSegmentToTheDefaultWhereItRegretsLe
   EXPECT_EQ(d.choice_for(64), "cutlass:c1");
   int low_end_rows = 0;
   for (const ChoiceSegment& s : d.segments)
-    for (const CandidateReport& c : s.candidates) low_end_rows += c.status == "low end";
+    for (const CandidateReport& c : s.candidates) {
+      low_end_rows += c.status == "low end";
+      if (c.note.find("the default takes the segment") != std::string::npos)
+        EXPECT_EQ(c.tactic, "cublaslt:heur");  // said on the default's own row
+    }
   EXPECT_GE(low_end_rows, 2);
   EXPECT_NE(tuning::explain_text(d).find("low end"), std::string::npos);
   // When the challenger's segment reached above its sampled M (two 30-row tiles from 53 up to
