@@ -10,6 +10,8 @@
 #                                             edges between them; timed), then `bench` of auto
 #                                             (from that cache) against every tactic, at the
 #                                             suite's M values and at M between bucket edges
+#   scripts/gpu_acceptance.sh BIN_DIR tune-between   the same without the suite's M values (half
+#                                             the device time; their points are bucket edges)
 #   scripts/gpu_acceptance.sh BIN_DIR torch   the PyTorch pytest suite and bench_torch.py over the
 #                                             whole suite (TORCH_BUNDLE, default
 #                                             build-torch-bundle), reusing $OUT/cache.json if the
@@ -51,11 +53,11 @@ case "$PHASE" in
     step bench_large timeout 240 "$F" bench --model all --m 384,512,1024,2048,4096,8192,16384 --tactics all \
       --csv "$OUT/suite_large.csv" --json "$OUT/logs/suite_large.json"
     ;;
-  tune)
+  tune|tune-between)
     step tune timeout 180 "$F" tune --model all --m buckets --run-budget-s 170 --cache "$OUT/cache.json" \
       --json "$OUT/logs/tune.json" ${TUNE_ARGS:-}
     export FP8GEMM_CACHE="$OUT/cache.json"
-    step auto_suite timeout 270 "$F" bench --model all --m suite --tactics all \
+    [ "$PHASE" = tune ] && step auto_suite timeout 270 "$F" bench --model all --m suite --tactics all \
       --csv "$OUT/auto_suite.csv" --json "$OUT/logs/auto_suite.json"
     step auto_between timeout 120 "$F" bench --model all --m 3,12,40,100,200,300,700,3000 \
       --tactics all --csv "$OUT/auto_between.csv"
@@ -69,7 +71,7 @@ case "$PHASE" in
       "${TORCH_BUNDLE:-build-torch-bundle}" -- --key-budget-ms 100 --run-budget-ms 120000 --cache "$OUT/cache.json"
     cp "$OUT/logs/torch/bench_torch.csv" "$OUT/logs/torch/bench_torch.md" "$OUT/" 2> /dev/null
     ;;
-  *) echo "unknown phase $PHASE (tests, bench, tune, torch)" >&2; exit 2 ;;
+  *) echo "unknown phase $PHASE (tests, bench, tune, tune-between, torch)" >&2; exit 2 ;;
 esac
 done
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> "$OUT/logs/nvidia-smi.csv" 2>&1
