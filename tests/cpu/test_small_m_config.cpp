@@ -32,6 +32,9 @@ std::vector<Config> all_existing_configs() {
               const Config cw = with_cp_weights(c);
               EXPECT_TRUE(config_exists(cw)) << cw.to_string();
               out.push_back(cw);
+              const Config cr = with_reg_weights(c);
+              EXPECT_TRUE(config_exists(cr)) << cr.to_string();
+              out.push_back(cr);
             }
             for (int persist = 1; persist <= kWgmmaMaxPersist && l2pf == 0; ++persist) {
               const Config cp = wgmma_config(rows, splitk, stages, pdl, 0, persist);
@@ -81,6 +84,13 @@ TEST(SmallMConfig, EveryConfigRoundTripsThroughItsName) {
   EXPECT_FALSE(parse_config("wgmma,rows=64,splitk=2,stages=12,l2pf=0,pdl=1").cp_weights);
   EXPECT_FALSE(parse_config("wgmma,rows=64,splitk=2,stages=11,l2pf=0,pdl=1,persist=2").cp_weights);
   EXPECT_FALSE(wgmma_config(64, 2, 12, true) == with_cp_weights(wgmma_config(64, 2, 12, true)));
+  // Weights in registers: the other spelled value of the same field.
+  EXPECT_EQ(with_reg_weights(wgmma_config(128, 3, 4, true)).to_string(),
+            "wgmma,rows=128,splitk=3,stages=4,l2pf=0,pdl=1,wload=reg");
+  const Config reg = parse_config("wgmma,rows=64,splitk=1,stages=4,l2pf=0,pdl=0,wload=reg");
+  EXPECT_TRUE(reg.reg_weights);
+  EXPECT_FALSE(reg.cp_weights);
+  EXPECT_FALSE(with_reg_weights(wgmma_config(64, 2, 4, true)) == with_cp_weights(wgmma_config(64, 2, 4, true)));
 }
 
 TEST(SmallMConfig, RejectsMalformedWloadWithTheReason) {
@@ -88,13 +98,13 @@ TEST(SmallMConfig, RejectsMalformedWloadWithTheReason) {
     const char* name;
     const char* why;  // part of the message
   } cases[] = {
-      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=tma", "only value is cp"},
-      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=", "only value is cp"},
-      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=CP", "only value is cp"},
-      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=cp,", "only value is cp"},
-      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=cp,wload=cp", "only value is cp"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=tma", "its values are cp"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=", "its values are cp"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=CP", "its values are cp"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=cp,", "its values are cp"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=cp,wload=cp", "its values are cp"},
       {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,wload=cp,pdl=1", "in this order"},
-      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=cp,persist=1", "only value is cp"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=cp,persist=1", "its values are cp"},
       {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,persist=1,wload=cp", "one-shot kernel only"},
       {"wgmma,rows=64,splitk=2,stages=8,l2pf=8,pdl=1,wload=cp", "l2pf=0"},
       {"wgmma,rows=64,splitk=2,stages=17,l2pf=0,pdl=1,wload=cp", "stages must be in 2..16"},
@@ -102,6 +112,12 @@ TEST(SmallMConfig, RejectsMalformedWloadWithTheReason) {
       {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1wload=cp", "pdl"},
       {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,,wload=cp", ""},
       {"rows=16,splitk=1,warps=8,stages=2,pdl=1,wload=cp", "trailing characters"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=REG", "its values are cp"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=cp,wload=reg", "its values are cp"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=reg,wload=cp", "its values are cp"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,persist=1,wload=reg", "one-shot kernel only"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=4,pdl=1,wload=reg", "l2pf=0"},
+      {"rows=16,splitk=1,warps=8,stages=2,pdl=1,wload=reg", "trailing characters"},
   };
   for (const auto& c : cases) {
     try {
@@ -118,6 +134,11 @@ TEST(SmallMConfig, RejectsMalformedWloadWithTheReason) {
   EXPECT_NE(config_exists(v2).reason.find("wgmma (v3) field"), std::string::npos);
   EXPECT_FALSE(config_exists(with_cp_weights(wgmma_config(64, 1, 8, true, 0, 1))));
   EXPECT_FALSE(config_exists(with_cp_weights(wgmma_config(64, 1, 8, true, 8))));
+  Config v2r;
+  v2r.reg_weights = true;
+  EXPECT_NE(config_exists(v2r).reason.find("wgmma (v3) field"), std::string::npos);
+  EXPECT_NE(config_exists(with_reg_weights(with_cp_weights(wgmma_config(64, 1, 8, true)))).reason.find("either"),
+            std::string::npos);
 }
 
 TEST(SmallMConfig, RejectsGarbageAndNonCanonicalNames) {
@@ -250,6 +271,56 @@ TEST(SmallMConfig, CpWeightsCanImplementStatesTheLimits) {
   const Problem p = problem(9, 4096, 4096);
   EXPECT_EQ(shared_bytes(p, c), shared_bytes(p, wgmma_config(64, 2, 12, true)));
   EXPECT_FALSE(can_implement(problem(32, 4096, 4096), with_cp_weights(wgmma_config(128, 1, 16, false)), 90));
+}
+
+TEST(SmallMConfig, RegWeightsCanImplementStatesTheLimits) {
+  const Config c = with_reg_weights(wgmma_config(128, 2, 4, true));
+  EXPECT_TRUE(can_implement(problem(1, 4096, 4096), c, 90));
+  EXPECT_TRUE(can_implement(problem(32, 16, 1024), c, 90));
+  EXPECT_TRUE(can_implement(problem(23, 208, 1040, 2), c, 90));  // ragged tile, 16-byte K tail, batch
+  for (int cc : {89, 100, 120}) {
+    const Verdict v = can_implement(problem(1, 4096, 4096), c, cc);
+    EXPECT_FALSE(v) << cc;
+    EXPECT_NE(v.reason.find("compute capability 9.0"), std::string::npos) << v.reason;
+  }
+  const Verdict k = can_implement(problem(8, 4096, 4104), c, 90);
+  EXPECT_FALSE(k);
+  EXPECT_NE(k.reason.find("16-byte loads"), std::string::npos) << k.reason;
+  // K is split in whole 512-byte activation slots: 3 splits need more than 1024 bytes of K.
+  const Verdict s = can_implement(problem(8, 4096, 1024), with_reg_weights(wgmma_config(64, 3, 4, true)), 90);
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.reason.find("ceil(k/512)"), std::string::npos) << s.reason;
+  EXPECT_TRUE(can_implement(problem(8, 4096, 1040), with_reg_weights(wgmma_config(64, 3, 4, true)), 90));
+  // Shared memory holds the activation slots only: stages * 8 ceil(m/8) * 512 bytes (+ 1 KB).
+  EXPECT_EQ(shared_bytes(problem(9, 4096, 4096), c), size_t(4 * 16 * 512 + 1024));
+  EXPECT_TRUE(can_implement(problem(32, 4096, 4096), with_reg_weights(wgmma_config(64, 1, 13, true)), 90));
+  const Verdict m = can_implement(problem(32, 4096, 4096), with_reg_weights(wgmma_config(64, 1, 14, true)), 90);
+  EXPECT_FALSE(m);
+  EXPECT_NE(m.reason.find("activation slots"), std::string::npos) << m.reason;
+}
+
+TEST(SmallMConfig, RegWeightCandidatesFillTheSmsWithWholeSlots) {
+  const int64_t shapes[][2] = {{6144, 4096}, {4096, 4096}, {57344, 8192}, {8192, 1024}, {4096, 21504}, {1280, 8192}};
+  for (const auto& s : shapes)
+    for (int64_t m : {1, 16, 32}) {
+      const Problem p = problem(m, s[0], s[1]);
+      int reg = 0;
+      for (const Config& c : candidate_configs(p, 132, 90)) {
+        if (!c.reg_weights) continue;
+        ++reg;
+        EXPECT_TRUE(c.pdl && c.l2pf == 0 && c.persist == 0 && c.stages == 4) << c.to_string();
+        EXPECT_TRUE(can_implement(p, c, 90)) << c.to_string();
+        const int64_t slots = (p.k + kRegSlotK - 1) / kRegSlotK;
+        if (c.splitk > 1) EXPECT_GE(slots / c.splitk, 2) << c.to_string();  // >= 1 KB of K per split
+        // Never more blocks than 4 per SM ask for.
+        const int64_t tiles = (p.n + c.rows - 1) / c.rows;
+        EXPECT_LT(tiles * (c.splitk - 1), 4 * 132) << c.to_string();
+      }
+      EXPECT_GE(reg, 2) << p;
+      EXPECT_LE(reg, 8) << p;
+      EXPECT_FALSE(default_config(p, 132, 90).reg_weights) << p;
+      for (const Config& c : candidate_configs(p, 148, 100)) EXPECT_FALSE(c.reg_weights) << c.to_string();
+    }
 }
 
 TEST(SmallMConfig, CpWeightCandidatesTwinSplitKOnes) {

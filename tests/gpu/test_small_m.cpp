@@ -198,6 +198,43 @@ TEST(SmallM, WgmmaCpWeightsEveryInstantiationAndSplit) {
     }
 }
 
+// v3 with weights in registers (",wload=reg"): every (rows, N instantiation) with activation rings
+// of 2..16 slots (2 slots over 9 wrap four times), split-K 1..8 in whole 512-byte slots (8 over 9
+// slots leaves the last ranks without K; the last slot holds 16 bytes: zero-filled weights and
+// activations past k), PDL on/off, ragged N (208 rows: rows past n load nothing), batch 2; then
+// every dtype pair and output type.
+TEST(SmallM, WgmmaRegWeightsEveryInstantiationAndSplit) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
+  Backend& be = small_m_backend();
+  const int stages_list[] = {2, 3, 4, 8, 12, 16};
+  const int splitk_list[] = {1, 2, 3, 5, 8};
+  uint64_t seed = 9500;
+  int ran = 0, pick = 0;
+  for (int64_t m : {1, 8, 9, 16, 23, 32}) {
+    const Problem p = make(2, m, 208, 4112);  // 3.25 tiles of 64 rows; 8 full slots + 16 bytes
+    VerifyCase vc(p, seed++);
+    for (int rows : {64, 128})
+      for (int rep = 0; rep < 3; ++rep, ++pick) {
+        const int splitk = splitk_list[(pick * 7) % 5];
+        const bool pdl = (pick / 6) % 2 == 0;
+        small_m::Config c = small_m::with_reg_weights(small_m::wgmma_config(rows, splitk, stages_list[pick % 6], pdl));
+        while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
+        ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
+      }
+  }
+  EXPECT_EQ(ran, 36);
+  const std::pair<DType, DType> pairs[] = {
+      {DType::kE4M3, DType::kE4M3}, {DType::kE4M3, DType::kE5M2}, {DType::kE5M2, DType::kE4M3}};
+  for (auto [a, b] : pairs)
+    for (DType out : {DType::kBF16, DType::kFP16}) {
+      const Problem p = make(2, 13, 336, 1088, a, b, out);
+      VerifyCase vc(p, seed++);
+      for (const small_m::Config& c : {small_m::wgmma_config(64, 2, 4, true), small_m::wgmma_config(128, 1, 2, false)})
+        passes_reference(be, p, vc, Tactic{"small_m", small_m::with_reg_weights(c).to_string()});
+    }
+}
+
 // Persistent v3 (persist=P): more units (row tile, batch) than clusters, so every cluster loops;
 // rings shallower than a unit's K (they cross unit boundaries) and deeper (they hold several
 // units); splits whose last ranks get no K at all (9 K blocks over 8); PDL on and off.
@@ -235,7 +272,9 @@ TEST(SmallM, WgmmaShapesAndDtypes) {
   for (const Problem& p : problems) {
     VerifyCase vc(p, seed++);
     for (const small_m::Config& c : {small_m::wgmma_config(64, 1, 4, false), small_m::wgmma_config(128, 8, 8, true),
-                                     small_m::wgmma_config(64, 4, 16, true), small_m::wgmma_config(64, 2, 2, true, 64), small_m::wgmma_config(128, 1, 4, true, 8)}) {
+                                     small_m::wgmma_config(64, 4, 16, true), small_m::wgmma_config(64, 2, 2, true, 64), small_m::wgmma_config(128, 1, 4, true, 8),
+                                     small_m::with_reg_weights(small_m::wgmma_config(64, 1, 4, false)),
+                                     small_m::with_reg_weights(small_m::wgmma_config(128, 8, 4, true))}) {
       const Tactic t{"small_m", c.to_string()};
       if (!small_backend_can(p, t)) continue;
       SCOPED_TRACE(p.to_string() + " " + t.name());
@@ -258,7 +297,7 @@ TEST(SmallM, WgmmaShapesAndDtypes) {
     }
 }
 
-// Diagnostic for the v3 data paths (TMA and cp.async weights): exact small-integer inputs, so that any wrong element is
+// Diagnostic for the v3 data paths (TMA, cp.async and register weights): exact small-integer inputs, so that any wrong element is
 // wrong by a visible amount; prints which output rows / columns / K blocks are affected.
 TEST(SmallM, WgmmaExactIntegersWithMismatchPattern) {
   FP8GEMM_SKIP_WITHOUT_GPU();
@@ -285,7 +324,9 @@ TEST(SmallM, WgmmaExactIntegersWithMismatchPattern) {
   cudaMemcpy(ds, scales, sizeof(scales), cudaMemcpyHostToDevice);
   for (const small_m::Config& c : {small_m::wgmma_config(64, 1, 2, false), small_m::wgmma_config(128, 2, 3, true, 1),
                                    small_m::with_cp_weights(small_m::wgmma_config(64, 2, 3, true)),
-                                   small_m::with_cp_weights(small_m::wgmma_config(128, 1, 2, false))}) {
+                                   small_m::with_cp_weights(small_m::wgmma_config(128, 1, 2, false)),
+                                   small_m::with_reg_weights(small_m::wgmma_config(64, 1, 3, true)),
+                                   small_m::with_reg_weights(small_m::wgmma_config(128, 1, 2, false))}) {
     const Tactic t{"small_m", c.to_string()};
     cudaMemset(dout, 0xFF, size_t(batch * m * n) * 2);
     GemmArgs args;
@@ -360,6 +401,8 @@ TEST(SmallM, SplitKIsDeterministic) {
     names.push_back(small_m::wgmma_config(64, 5, 6, true, 0, 1).to_string());
   if (testing::test_context().device().compute_capability() == 90)
     names.push_back(small_m::with_cp_weights(small_m::wgmma_config(64, 8, 4, true)).to_string());
+  if (testing::test_context().device().compute_capability() == 90)
+    names.push_back(small_m::with_reg_weights(small_m::wgmma_config(128, 8, 4, true)).to_string());
   for (const std::string& name : names) {
     const Tactic t{"small_m", name};
     const CheckResult a = verify_tactic(testing::test_context(), p, t, 77);

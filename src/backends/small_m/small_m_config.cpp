@@ -10,8 +10,9 @@
 namespace fp8gemm::small_m {
 
 namespace {
-// The cp.async weight path's suffix; TMA (the default) is not spelled.
+// The weight paths' suffixes (cp.async, registers); TMA (the default) is not spelled.
 constexpr std::string_view kWloadCpField = ",wload=cp";
+constexpr std::string_view kWloadRegField = ",wload=reg";
 }  // namespace
 
 std::string Config::to_string() const {
@@ -21,6 +22,7 @@ std::string Config::to_string() const {
        << ",pdl=" << (pdl ? 1 : 0);
     if (persist > 0) os << ",persist=" << persist;
     if (cp_weights) os << kWloadCpField;
+    if (reg_weights) os << kWloadRegField;
     return os.str();
   }
   os << "rows=" << rows << ",splitk=" << splitk << ",warps=" << warps << ",stages=" << stages
@@ -34,7 +36,7 @@ namespace {
 int take_field(std::string_view& text, std::string_view key, bool last, std::string_view whole, bool v3) {
   const auto fail = [&](const char* why) {
     FP8GEMM_FAIL(kInvalidArgument, "small_m tactic '", whole, "': ", why, " (expected ",
-                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1[,persist=B][,wload=cp])"
+                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1[,persist=B][,wload=cp|reg])"
                     : "rows=R,splitk=S,warps=W,stages=P,pdl=0|1)");
   };
   if (text.substr(0, key.size()) != key || text.size() <= key.size() || text[key.size()] != '=')
@@ -70,16 +72,21 @@ Config parse_config(std::string_view text) {
   if (v3) {
     c.l2pf = take_field(rest, "l2pf", false, text, v3);
   }
-  // v3 names may end with ",wload=cp" (weights through cp.async), the only spelled value.
+  // v3 names may end with ",wload=cp" (weights through cp.async) or ",wload=reg" (registers).
   constexpr std::string_view kWload = ",wload=";
-  if (v3 && rest.size() >= kWloadCpField.size() &&
-      rest.substr(rest.size() - kWloadCpField.size()) == kWloadCpField) {
+  const auto ends_with = [&](std::string_view field) {
+    return rest.size() >= field.size() && rest.substr(rest.size() - field.size()) == field;
+  };
+  if (v3 && ends_with(kWloadCpField)) {
     c.cp_weights = true;
     rest.remove_suffix(kWloadCpField.size());
+  } else if (v3 && ends_with(kWloadRegField)) {
+    c.reg_weights = true;
+    rest.remove_suffix(kWloadRegField.size());
   }
   FP8GEMM_REQUIRE(!v3 || rest.find(kWload) == std::string_view::npos, kInvalidArgument, "small_m tactic '", text,
-                  "': wload must be the last field and its only value is cp (weights through cp.async; TMA is "
-                  "the default and is not spelled)");
+                  "': wload must be the last field and its values are cp (weights through cp.async) and reg "
+                  "(weights in registers); TMA is the default and is not spelled");
   // v3 names may end with ",persist=P" (before wload); pdl is then not the last field.
   constexpr std::string_view kPersist = ",persist=";
   const size_t persist_at = v3 ? rest.find(kPersist) : std::string_view::npos;
@@ -114,6 +121,11 @@ Verdict wgmma_config_exists(const Config& c) {
     return Verdict::no("wload=cp is the one-shot kernel only (persist=0): the persistent kernel's ring is TMA-fed");
   if (c.cp_weights && c.l2pf != 0)
     return Verdict::no("wload=cp tactics have l2pf=0 (the L2 lookahead goes through the weight tensor map)");
+  if (c.reg_weights && c.cp_weights) return Verdict::no("wload is either cp or reg");
+  if (c.reg_weights && c.persist > 0)
+    return Verdict::no("wload=reg is the one-shot kernel only (persist=0): the persistent kernel's ring is TMA-fed");
+  if (c.reg_weights && c.l2pf != 0)
+    return Verdict::no("wload=reg tactics have l2pf=0 (the L2 lookahead goes through the weight tensor map)");
   return Verdict::yes();
 }
 
@@ -129,9 +141,10 @@ Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
   if (p.m < 1 || p.m > kMaxM) return Verdict::no("m must be in 1..32 (small_m is a decode kernel)");
   if (p.n < 16 || p.n % 16) return Verdict::no("n must be a positive multiple of 16");
   if (p.k < 16 || p.k % 16)
-    return Verdict::no(c.cp_weights ? "k must be a positive multiple of 16 (16-byte cp.async chunks of a weight row, "
-                                        "TMA of the activations: 16-byte aligned global row strides)"
-                                      : "k must be a positive multiple of 16 (TMA: 16-byte aligned global row strides)");
+    return Verdict::no(c.cp_weights    ? "k must be a positive multiple of 16 (16-byte cp.async chunks of a weight row, "
+                                           "TMA of the activations: 16-byte aligned global row strides)"
+                       : c.reg_weights ? "k must be a positive multiple of 16 (16-byte loads of a weight row)"
+                                       : "k must be a positive multiple of 16 (TMA: 16-byte aligned global row strides)");
   if (p.k > (int64_t(1) << 30)) return Verdict::no("k must be <= 2^30");
   if (p.n > (int64_t(1) << 30)) return Verdict::no("n must be <= 2^30");
   if (p.batch < 1 || p.batch > 65535) return Verdict::no("batch must be in 1..65535 (grid z)");
@@ -139,15 +152,20 @@ Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
   if (p.a_type == DType::kE5M2 && p.b_type == DType::kE5M2) return Verdict::no("e5m2 x e5m2 is not supported");
   if (p.out_type != DType::kBF16 && p.out_type != DType::kFP16) return Verdict::no("out must be bf16 or fp16");
   if (p.alignment < 16)
-    return Verdict::no(c.cp_weights ? "A, B and out must be 16-byte aligned (TMA and 16-byte cp.async addresses)"
-                                    : "A, B and out must be 16-byte aligned (TMA global addresses)");
+    return Verdict::no(c.cp_weights    ? "A, B and out must be 16-byte aligned (TMA and 16-byte cp.async addresses)"
+                       : c.reg_weights ? "A, B and out must be 16-byte aligned (16-byte weight loads)"
+                                       : "A, B and out must be 16-byte aligned (TMA global addresses)");
   const int64_t kblocks = (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock;
   if (c.splitk > kblocks) return Verdict::no("splitk must be <= ceil(k/128): every split needs K to read");
+  if (c.reg_weights && c.splitk > (p.k + kRegSlotK - 1) / kRegSlotK)
+    return Verdict::no("wload=reg: splitk must be <= ceil(k/512): K is split in whole activation slots");
   if (c.persist > 0 && (p.n + c.rows - 1) / c.rows * p.batch > int64_t(INT32_MAX))
     return Verdict::no("persistent: ceil(n/rows) * batch must fit a 32-bit int");
   if (shared_bytes(p, c) > kWgmmaMaxSharedBytes)
-    return Verdict::no("stages * (rows + 8 * ceil(m/8)) * 128 bytes (plus the split-K buffer when persistent) must "
-                       "fit 220 KB of shared memory");
+    return Verdict::no(c.reg_weights ? "stages * 8 * ceil(m/8) * 512 bytes of activation slots must fit 220 KB of "
+                                       "shared memory"
+                                     : "stages * (rows + 8 * ceil(m/8)) * 128 bytes (plus the split-K buffer when "
+                                       "persistent) must fit 220 KB of shared memory");
   return Verdict::yes();
 }
 
@@ -164,7 +182,7 @@ Verdict config_exists(const Config& c) {
   if (c.wgmma) return wgmma_config_exists(c);
   if (c.l2pf != 0) return Verdict::no("l2pf is a wgmma (v3) field");
   if (c.persist != 0) return Verdict::no("persist is a wgmma (v3) field");
-  if (c.cp_weights) return Verdict::no("wload is a wgmma (v3) field");
+  if (c.cp_weights || c.reg_weights) return Verdict::no("wload is a wgmma (v3) field");
   if (c.rows != 16 && c.rows != 32 && c.rows != 64) return Verdict::no("rows must be 16, 32 or 64");
   if (c.stages != 1 && c.stages != 2 && c.stages != 4) return Verdict::no("stages must be 1, 2 or 4");
   // Two batches of rows/16 * stages * 32 weight bytes per lane are in flight; beyond 128 the
@@ -177,6 +195,8 @@ Verdict config_exists(const Config& c) {
 }
 
 size_t shared_bytes(const Problem& p, const Config& c) {
+  // v3 with weights in registers: activation slots only (1024-aligned like the other kernels).
+  if (c.wgmma && c.reg_weights) return size_t(c.stages) * size_t(wgmma_n(p.m)) * kRegSlotK + 1024;
   // v3: the ring plus 1 KB to align it to 1024 bytes (128-byte swizzle atoms).
   if (c.wgmma) return size_t(c.stages) * wgmma_stage_bytes(p, c) + 1024 + wgmma_reduce_bytes(p, c);
   // Per thread R*MT*4 fp32 accumulators; one slab per warp, plus the block's partial sum that
@@ -234,6 +254,15 @@ int wgmma_fill_splitk(const Problem& p, int rows, int64_t target) {
   int64_t s = (target + tiles - 1) / tiles;
   const int64_t kblocks = (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock;
   s = std::min<int64_t>(s, std::max<int64_t>(1, kblocks / 4));
+  return int(std::clamp<int64_t>(s, 1, kMaxSplitK));
+}
+
+// v3 with weights in registers: split-K that gives the grid at least `target` blocks (rounded
+// up), keeping >= 2 activation slots (1 KB of K per row) per split.
+int reg_fill_splitk(const Problem& p, int rows, int64_t target) {
+  const int64_t tiles = (p.n + rows - 1) / rows * p.batch;
+  int64_t s = (target + tiles - 1) / tiles;
+  s = std::min<int64_t>(s, std::max<int64_t>(1, (p.k + kRegSlotK - 1) / kRegSlotK / 2));
   return int(std::clamp<int64_t>(s, 1, kMaxSplitK));
 }
 
@@ -370,6 +399,11 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
       if (c.wgmma && c.persist == 0 && c.l2pf == 0 && c.pdl && c.splitk >= 2 && twins.size() < kCpTwins)
         twins.push_back(with_cp_weights(c));
     for (const Config& c : twins) add(c);
+    // Weights in registers (",wload=reg"): 64- and 128-row blocks, split-K to about 1..4 blocks
+    // per SM, a ring of 4 activation slots (2 KB of K ahead).
+    for (int rows : {64, 128})
+      for (int per_sm : {1, 2, 3, 4})
+        add(with_reg_weights(wgmma_config(rows, reg_fill_splitk(p, rows, int64_t(sm_count) * per_sm), 4, true, 0)));
     if (const int st3 = wgmma_stages_for(p, 64, 3); st3 > 0) {
       add(wgmma_config(64, wgmma_fill_splitk(p, 64, sm_count), st3, false, 0));
       add(wgmma_config(64, wgmma_fill_splitk(p, 64, int64_t(sm_count) * 3), st3, false, 0));

@@ -29,6 +29,10 @@ constexpr size_t kWgmmaMaxSharedBytes = 220 * 1024;
 constexpr int kWgmmaMaxL2Prefetch = 64;
 // Largest persistent grid, in blocks per SM (v3 persist=P).
 constexpr int kWgmmaMaxPersist = 4;
+// v3 with weights in registers (",wload=reg"): 64-byte K chunks of each weight row a thread keeps
+// in flight, and the bytes of K per activation slot (one turn of that register ring).
+constexpr int kRegChunks = 8;
+constexpr int kRegSlotK = 64 * kRegChunks;
 
 // Two kernel families share this struct:
 //  - v2 (mma.sync, portable): "rows=R,splitk=S,warps=W,stages=P,pdl=0|1"; rows = 16 x row tiles.
@@ -48,6 +52,10 @@ constexpr int kWgmmaMaxPersist = 4;
 //    at ~4.3 TB/s on the H200, 16-byte loads at ~4.7); the activations still come by TMA. Not
 //    with persist or l2pf (both are built on the weight tensor map). Absent = TMA, so every
 //    earlier name keeps its spelling and meaning.
+//  - v3 with weights in registers: the one-shot v3 name followed by ",wload=reg": every consumer
+//    thread loads its weight rows with 16-byte ld.global straight into wgmma's A registers
+//    (kRegChunks chunks in flight, no shared memory); a producer warp gathers the activations
+//    into a ring of `stages` slots of kRegSlotK bytes of K each. Same limits as wload=cp.
 struct Config {
   int rows = 32;    // weight rows (output columns n) per block: 16 x row tiles, shared by its warps
   int splitk = 1;   // blocks of one cluster that split K; reduced in fixed order through DSMEM
@@ -58,6 +66,7 @@ struct Config {
   int l2pf = 0;        // v3 only: K blocks of weights prefetched into L2 ahead of the ring
   int persist = 0;     // v3 only: 0 = one block per (tile, split); P > 0 = P blocks per SM, looping
   bool cp_weights = false;  // v3 only: weights through cp.async instead of TMA (",wload=cp")
+  bool reg_weights = false; // v3 only: weights by ld.global into wgmma's A registers (",wload=reg")
 
   int row_tiles() const { return rows / 16; }
   int warpgroups() const { return rows / 64; }  // v3 consumer warpgroups
@@ -66,7 +75,7 @@ struct Config {
   bool operator==(const Config& o) const {
     return rows == o.rows && splitk == o.splitk && warps == o.warps && stages == o.stages && pdl == o.pdl &&
            wgmma == o.wgmma && l2pf == o.l2pf && persist == o.persist &&
-           cp_weights == o.cp_weights;
+           cp_weights == o.cp_weights && reg_weights == o.reg_weights;
   }
 };
 
@@ -87,6 +96,13 @@ inline Config wgmma_config(int rows, int splitk, int stages, bool pdl, int l2pf 
 // The same v3 config with its weights loaded by cp.async (",wload=cp").
 inline Config with_cp_weights(Config c) {
   c.cp_weights = true;
+  return c;
+}
+
+// The same v3 config with its weights loaded into registers (",wload=reg"); stages = activation
+// ring slots.
+inline Config with_reg_weights(Config c) {
+  c.reg_weights = true;
   return c;
 }
 

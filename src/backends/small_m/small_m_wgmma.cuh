@@ -35,15 +35,16 @@ struct Params {
   void* out;  // [batch, m, n]
   int m, n;
   int kblocks;            // ceil(k / 128)
-  int kblocks_per_split;  // per cluster rank
+  int kblocks_per_split;  // per cluster rank (register kernel: activation slots of kRegSlotK bytes)
   int splitk;
   int stages;
   int out_fp16;
   int l2pf;  // L2 prefetch lookahead in K blocks beyond the ring
   int tiles;  // persistent kernel: row tiles per batch (ceil(n / rows))
   int units;  // persistent kernel: tiles * batch
-  const uint8_t* w;  // cp.async kernel: weights [batch][n][k] (the TMA kernels use the tensor map)
-  int64_t k;         // cp.async kernel: bytes of K per weight row (a multiple of 16)
+  const uint8_t* w;  // cp.async and register kernels: weights [batch][n][k] (TMA kernels: the tensor map)
+  int64_t k;         // cp.async and register kernels: bytes of K per weight row (a multiple of 16)
+  const uint8_t* a;  // register kernel: activations [batch][m][k]
 };
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -358,6 +359,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
 
 #include "backends/small_m/small_m_wgmma_persist.cuh"
 #include "backends/small_m/small_m_wgmma_cpasync.cuh"
+#include "backends/small_m/small_m_wgmma_regs.cuh"
 
 namespace fp8gemm::small_m {
 namespace v3 {
@@ -381,9 +383,6 @@ template <class WT, class AT, int W, int NP>
 void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   const Problem& pr = l.problem;
   const Config& c = l.config;
-  CUtensorMap wmap, amap;
-  encode_kmajor_map(&amap, l.args.a, pr.k, pr.m, pr.batch, NP);
-
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(unsigned((pr.n + 64 * W - 1) / (64 * W)), unsigned(c.splitk), unsigned(pr.batch));
   cfg.blockDim = dim3(unsigned(kThreads<W>));
@@ -392,6 +391,19 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   cudaLaunchAttribute attrs[kMaxLaunchAttrs];
   set_launch_attrs(cfg, attrs, c.splitk, c.pdl);
 
+  if (c.reg_weights) {
+    // Weights in registers: no tensor maps; the split is in whole activation slots.
+    static std::atomic<uint64_t> raised_reg{0};
+    auto kernel = small_m_wgmma_reg_kernel<WT, AT, W, NP>;
+    raise_smem_limit_once(kernel, raised_reg);
+    Params rp = kp;
+    const int slots = int((pr.k + kRegSlotK - 1) / kRegSlotK);
+    rp.kblocks_per_split = (slots + c.splitk - 1) / c.splitk;  // slots per split
+    FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, rp));
+    return;
+  }
+  CUtensorMap wmap, amap;
+  encode_kmajor_map(&amap, l.args.a, pr.k, pr.m, pr.batch, NP);
   if (c.cp_weights) {
     // Weights by cp.async (no weight tensor map); one producer warpgroup instead of one warp.
     static std::atomic<uint64_t> raised_cp{0};
@@ -445,6 +457,7 @@ void launch_wgmma_pair(const LaunchArgs& l) {
   kp.units = int(int64_t(kp.tiles) * pr.batch);
   kp.w = static_cast<const uint8_t*>(l.args.b);
   kp.k = pr.k;
+  kp.a = static_cast<const uint8_t*>(l.args.a);
   if (c.rows == 64) return launch_wgmma_np<WT, AT, 1>(l, kp);
   if (c.rows == 128) return launch_wgmma_np<WT, AT, 2>(l, kp);
   FP8GEMM_FAIL(kInternal, "small_m: config ", c.to_string(), " has no wgmma instantiation");
