@@ -201,7 +201,7 @@ TEST(SmallM, WgmmaCpWeightsEveryInstantiationAndSplit) {
 // v3 with weights in registers (",wload=reg"): every (rows, N instantiation) with activation rings
 // of 2..16 slots (2 slots over 9 wrap four times), split-K 1..8 in whole 512-byte slots (8 over 9
 // slots leaves the last ranks without K; the last slot holds 16 bytes: zero-filled weights and
-// activations past k), PDL on/off, ragged N (208 rows: rows past n load nothing), batch 2; then
+// activations past k), PDL on/off, ragged N (208 rows: rows past n read row n-1, not stored), batch 2; then
 // every dtype pair and output type.
 TEST(SmallM, WgmmaRegWeightsEveryInstantiationAndSplit) {
   FP8GEMM_SKIP_WITHOUT_GPU();
@@ -214,23 +214,22 @@ TEST(SmallM, WgmmaRegWeightsEveryInstantiationAndSplit) {
   for (int64_t m : {1, 8, 9, 16, 23, 32}) {
     const Problem p = make(2, m, 208, 4112);  // 3.25 tiles of 64 rows; 8 full slots + 16 bytes
     VerifyCase vc(p, seed++);
-    for (int rows : {64, 128})
-      for (int rep = 0; rep < 3; ++rep, ++pick) {
-        const int splitk = splitk_list[(pick * 7) % 5];
-        const bool pdl = (pick / 6) % 2 == 0;
-        small_m::Config c = small_m::with_reg_weights(small_m::wgmma_config(rows, splitk, stages_list[pick % 6], pdl));
-        while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
-        ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
-      }
+    for (int rep = 0; rep < 5; ++rep, ++pick) {
+      const int splitk = splitk_list[(pick * 7) % 5];
+      const bool pdl = (pick / 6) % 2 == 0;
+      small_m::Config c = small_m::with_reg_weights(small_m::wgmma_config(64, splitk, stages_list[pick % 6], pdl));
+      while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
+      ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
+    }
   }
-  EXPECT_EQ(ran, 36);
+  EXPECT_EQ(ran, 30);
   const std::pair<DType, DType> pairs[] = {
       {DType::kE4M3, DType::kE4M3}, {DType::kE4M3, DType::kE5M2}, {DType::kE5M2, DType::kE4M3}};
   for (auto [a, b] : pairs)
     for (DType out : {DType::kBF16, DType::kFP16}) {
       const Problem p = make(2, 13, 336, 1088, a, b, out);
       VerifyCase vc(p, seed++);
-      for (const small_m::Config& c : {small_m::wgmma_config(64, 2, 4, true), small_m::wgmma_config(128, 1, 2, false)})
+      for (const small_m::Config& c : {small_m::wgmma_config(64, 2, 4, true), small_m::wgmma_config(64, 1, 2, false)})
         passes_reference(be, p, vc, Tactic{"small_m", small_m::with_reg_weights(c).to_string()});
     }
 }
@@ -274,7 +273,7 @@ TEST(SmallM, WgmmaShapesAndDtypes) {
     for (const small_m::Config& c : {small_m::wgmma_config(64, 1, 4, false), small_m::wgmma_config(128, 8, 8, true),
                                      small_m::wgmma_config(64, 4, 16, true), small_m::wgmma_config(64, 2, 2, true, 64), small_m::wgmma_config(128, 1, 4, true, 8),
                                      small_m::with_reg_weights(small_m::wgmma_config(64, 1, 4, false)),
-                                     small_m::with_reg_weights(small_m::wgmma_config(128, 8, 4, true))}) {
+                                     small_m::with_reg_weights(small_m::wgmma_config(64, 8, 4, true))}) {
       const Tactic t{"small_m", c.to_string()};
       if (!small_backend_can(p, t)) continue;
       SCOPED_TRACE(p.to_string() + " " + t.name());
@@ -326,7 +325,7 @@ TEST(SmallM, WgmmaExactIntegersWithMismatchPattern) {
                                    small_m::with_cp_weights(small_m::wgmma_config(64, 2, 3, true)),
                                    small_m::with_cp_weights(small_m::wgmma_config(128, 1, 2, false)),
                                    small_m::with_reg_weights(small_m::wgmma_config(64, 1, 3, true)),
-                                   small_m::with_reg_weights(small_m::wgmma_config(128, 1, 2, false))}) {
+                                   small_m::with_reg_weights(small_m::wgmma_config(64, 1, 2, false))}) {
     const Tactic t{"small_m", c.to_string()};
     cudaMemset(dout, 0xFF, size_t(batch * m * n) * 2);
     GemmArgs args;
@@ -402,7 +401,7 @@ TEST(SmallM, SplitKIsDeterministic) {
   if (testing::test_context().device().compute_capability() == 90)
     names.push_back(small_m::with_cp_weights(small_m::wgmma_config(64, 8, 4, true)).to_string());
   if (testing::test_context().device().compute_capability() == 90)
-    names.push_back(small_m::with_reg_weights(small_m::wgmma_config(128, 8, 4, true)).to_string());
+    names.push_back(small_m::with_reg_weights(small_m::wgmma_config(64, 8, 4, true)).to_string());
   for (const std::string& name : names) {
     const Tactic t{"small_m", name};
     const CheckResult a = verify_tactic(testing::test_context(), p, t, 77);

@@ -126,6 +126,8 @@ Verdict wgmma_config_exists(const Config& c) {
     return Verdict::no("wload=reg is the one-shot kernel only (persist=0): the persistent kernel's ring is TMA-fed");
   if (c.reg_weights && c.l2pf != 0)
     return Verdict::no("wload=reg tactics have l2pf=0 (the L2 lookahead goes through the weight tensor map)");
+  if (c.reg_weights && c.rows != 64)
+    return Verdict::no("wload=reg tactics have rows=64 (two warpgroups of 32 rows; four spill their registers)");
   return Verdict::yes();
 }
 
@@ -254,15 +256,6 @@ int wgmma_fill_splitk(const Problem& p, int rows, int64_t target) {
   int64_t s = (target + tiles - 1) / tiles;
   const int64_t kblocks = (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock;
   s = std::min<int64_t>(s, std::max<int64_t>(1, kblocks / 4));
-  return int(std::clamp<int64_t>(s, 1, kMaxSplitK));
-}
-
-// v3 with weights in registers: split-K that gives the grid at least `target` blocks (rounded
-// up), keeping >= 2 activation slots (1 KB of K per row) per split.
-int reg_fill_splitk(const Problem& p, int rows, int64_t target) {
-  const int64_t tiles = (p.n + rows - 1) / rows * p.batch;
-  int64_t s = (target + tiles - 1) / tiles;
-  s = std::min<int64_t>(s, std::max<int64_t>(1, (p.k + kRegSlotK - 1) / kRegSlotK / 2));
   return int(std::clamp<int64_t>(s, 1, kMaxSplitK));
 }
 
@@ -399,11 +392,9 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
       if (c.wgmma && c.persist == 0 && c.l2pf == 0 && c.pdl && c.splitk >= 2 && twins.size() < kCpTwins)
         twins.push_back(with_cp_weights(c));
     for (const Config& c : twins) add(c);
-    // Weights in registers (",wload=reg"): 64- and 128-row blocks, split-K to about 1..4 blocks
-    // per SM, a ring of 4 activation slots (2 KB of K ahead).
-    for (int rows : {64, 128})
-      for (int per_sm : {1, 2, 3, 4})
-        add(with_reg_weights(wgmma_config(rows, reg_fill_splitk(p, rows, int64_t(sm_count) * per_sm), 4, true, 0)));
+    // Weights in registers (",wload=reg") are not offered: on the H200 they lost to the best
+    // other small_m tactic at every suite point at M = 1 and 16 (docs/perf/small_m.md, Session 6).
+    // They run when named.
     if (const int st3 = wgmma_stages_for(p, 64, 3); st3 > 0) {
       add(wgmma_config(64, wgmma_fill_splitk(p, 64, sm_count), st3, false, 0));
       add(wgmma_config(64, wgmma_fill_splitk(p, 64, int64_t(sm_count) * 3), st3, false, 0));

@@ -55,7 +55,8 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 //  - v3 with weights in registers: the one-shot v3 name followed by ",wload=reg": every consumer
 //    thread loads its weight rows with 16-byte ld.global straight into wgmma's A registers
 //    (kRegChunks chunks in flight, no shared memory); a producer warp gathers the activations
-//    into a ring of `stages` slots of kRegSlotK bytes of K each. Same limits as wload=cp.
+//    into a ring of `stages` slots of kRegSlotK bytes of K each. Same limits as wload=cp, and
+//    rows=64 only.
 struct Config {
   int rows = 32;    // weight rows (output columns n) per block: 16 x row tiles, shared by its warps
   int splitk = 1;   // blocks of one cluster that split K; reduced in fixed order through DSMEM

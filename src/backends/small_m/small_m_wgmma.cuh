@@ -212,22 +212,30 @@ __device__ __forceinline__ void store_fragment(const P& p, int row0, int64_t out
   else static_cast<__nv_bfloat16*>(p.out)[o] = __float2bfloat16_rn(v * scale);
 }
 
-// Epilogue of the one-shot kernels (TMA and cp.async weights): consumer threads (threads
-// 0 .. 128 W - 1, `consumer`) hold the accumulators; store_fragment says which output element
-// each one is. Without split-K they store them; with split-K every rank's partial sums go to its
-// now idle ring, [i][consumer thread], and each rank finishes a contiguous share of the outputs,
-// adding the ranks in order 0, 1, ... (deterministic). kBlockThreads: all threads of the block
-// (they share the reduction). Called by every thread of the block.
-template <int W, int NP, int kBlockThreads>
-__device__ __forceinline__ void finish_block(const Params& p, const float (&acc)[NP / 2], uint8_t* ring, int row0,
+// Which output element value i of consumer thread tc is: the m64nNP accumulator fragment above.
+struct AccumulatorFragment {
+  template <class P>
+  __device__ __forceinline__ static void store(const P& p, int row0, int64_t out_base, float scale, int tc, int i,
+                                               float v) {
+    store_fragment(p, row0, out_base, scale, tc, i, v);
+  }
+};
+
+// Epilogue of the one-shot kernels (TMA, cp.async and register weights): consumer threads
+// (threads 0 .. 128 W - 1, `consumer`) hold kAcc values each; Frag::store says which output
+// element each one is. Without split-K they store them; with split-K every rank's partial sums go
+// to its now idle ring, [i][consumer thread], and each rank finishes a contiguous share of the
+// outputs, adding the ranks in order 0, 1, ... (deterministic). kBlockThreads: all threads of the
+// block (they share the reduction). Called by every thread of the block.
+template <int W, int NP, int kBlockThreads, int kAcc = NP / 2, class Frag = AccumulatorFragment>
+__device__ __forceinline__ void finish_block(const Params& p, const float (&acc)[kAcc], uint8_t* ring, int row0,
                                              int batch, bool consumer) {
   namespace cg = cooperative_groups;
-  constexpr int kAcc = NP / 2;
   constexpr int kConsumers = W * 128;
   asm volatile("griddepcontrol.wait;\n" ::: "memory");  // scales and out belong to the stream order
   const float scale = *p.a_scale * *p.b_scale;
   const int64_t out_base = int64_t(batch) * p.m * int64_t(p.n);
-  auto store = [&](int tc, int i, float v) { store_fragment(p, row0, out_base, scale, tc, i, v); };
+  auto store = [&](int tc, int i, float v) { Frag::store(p, row0, out_base, scale, tc, i, v); };
   if (p.splitk == 1) {
     if (consumer) {
 #pragma unroll
@@ -391,11 +399,13 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   cudaLaunchAttribute attrs[kMaxLaunchAttrs];
   set_launch_attrs(cfg, attrs, c.splitk, c.pdl);
 
-  if (c.reg_weights) {
-    // Weights in registers: no tensor maps; the split is in whole activation slots.
+  if constexpr (W == 1) if (c.reg_weights) {  // rows=64 only (config_exists)
+    // Weights in registers: no tensor maps; warpgroups of 32 rows (twice the TMA kernel's for the
+    // same rows per block); the split is in whole activation slots.
     static std::atomic<uint64_t> raised_reg{0};
-    auto kernel = small_m_wgmma_reg_kernel<WT, AT, W, NP>;
+    auto kernel = small_m_wgmma_reg_kernel<WT, AT, 2 * W, NP>;
     raise_smem_limit_once(kernel, raised_reg);
+    cfg.blockDim = dim3(unsigned(kThreads<2 * W>));
     Params rp = kp;
     const int slots = int((pr.k + kRegSlotK - 1) / kRegSlotK);
     rp.kblocks_per_split = (slots + c.splitk - 1) / c.splitk;  // slots per split
