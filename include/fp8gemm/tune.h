@@ -88,9 +88,10 @@ struct TuneOptions {
   std::vector<std::string> backends;   // restrict challengers to these (empty: all)
   bool retune = false;          // tune keys already in the cache again
   int bucket_samples = 2;       // M values below each bucket edge where finalists are also timed
-  // Experimental (not yet measured on a GPU): time a sub-bucket segment's challenger again at the
-  // segment's lowest M and give the segment to its default where that regrets less over both ends.
-  bool check_segment_ends = false;
+  // Time a sub-bucket segment's challenger again at the segment's lowest M and give the segment to
+  // its default where that regrets less over both ends (docs/tuning.md "Segments"; on by default
+  // since session 6's H200 runs: between bucket edges 171 of 184 points <= 1.03 against 160).
+  bool check_segment_ends = true;
   // Called after each key (done counts keys finished, of total).
   std::function<void(size_t done, size_t total, const Decision&)> progress;
 };

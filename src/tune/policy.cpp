@@ -325,7 +325,8 @@ std::vector<ChoiceSegment> extended_upwards(std::vector<ChoiceSegment> segments,
   return segments;
 }
 
-// Opt-in (PolicyOptions::check_segment_low_ends). A segment below the edge whose choice is a
+// PolicyOptions::check_segment_low_ends (off in PolicyOptions{}, on through TuneOptions{} since
+// session 6: docs/tuning.md "Segments"). A segment below the edge whose choice is a
 // challenger is timed again at its lowest M, with its default (and the default there); the
 // challenger keeps the segment unless the default's worse regret over the two ends (at the
 // lowest M, and at the sampled M where the challenger won) is the smaller one. Why: a tactic's

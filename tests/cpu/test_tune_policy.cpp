@@ -129,6 +129,15 @@ TEST_F(PolicyTest, ASampledChoiceHoldsUpToWhereItNeedsAnotherTile) {
 // fast at the sampled M but slow at the bottom of its segment (H200: CUTLASS 64x128 at M=193 vs
 // 213) loses the segment to the default when the default regrets less over both ends; a mild
 // loss at the bottom keeps the challenger.
+// The low-end check is on for every tuning entry point (tune, explain, lazy tuning: all map
+// TuneOptions through policy_options), and can be switched off.
+TEST(PolicyOptionsTest, SegmentLowEndCheckIsOnByDefaultForTuning) {
+  EXPECT_TRUE(tuning::policy_options(TuneOptions{}).check_segment_low_ends);
+  TuneOptions off;
+  off.check_segment_ends = false;
+  EXPECT_FALSE(tuning::policy_options(off).check_segment_low_ends);
+}
+
 TEST_F(PolicyTest, SegmentLowEndCheckGivesTheSegmentToTheDefaultWhereItRegretsLess) {
   timer.true_us["cutlass:c1"] = 8;  // best at 53, 59 and the edge (64)...
   double bottom = 20;               // ...but 2x slower than the default at M <= 50

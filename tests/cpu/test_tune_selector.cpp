@@ -213,6 +213,14 @@ TEST_F(SelectorTest, ConcurrentLazyCallsTuneAKeyOnce) {
     t->n = &measures;
     return t;
   };
+  // What tuning the key once measures (rounds, sampled M, low-end checks), from one call.
+  int once = 0;
+  {
+    TuningSelector alone(c);
+    ASSERT_TRUE(alone.select(problem(60), "auto", nullptr));
+    once = measures.exchange(0);
+  }
+  ASSERT_GE(once, 2 + int(tuning::bucket_sample_ms(64, tuning::PolicyOptions{}.bucket_samples).size()));
   TuningSelector sel(c);
   std::vector<std::thread> threads;
   std::atomic<int> wrong{0};
@@ -225,8 +233,9 @@ TEST_F(SelectorTest, ConcurrentLazyCallsTuneAKeyOnce) {
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(wrong.load(), 0);
-  // One key: a short round, a full round, and one measurement at each sampled M below the edge.
-  EXPECT_EQ(measures.load(), 2 + int(tuning::bucket_sample_ms(64, tuning::PolicyOptions{}.bucket_samples).size()));
+  // One key, tuned once: a short round, a full round, one measurement at each sampled M below
+  // the edge, and the low-end checks of its segments.
+  EXPECT_EQ(measures.load(), once);
 }
 
 TEST_F(SelectorTest, RunBudgetStopsTuningAndKeepsDefaults) {

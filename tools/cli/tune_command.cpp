@@ -34,7 +34,7 @@ struct TuneCliOptions {
   double key_budget_ms = 100;
   double run_budget_s = 0;
   int bucket_samples = 2;
-  bool check_segment_ends = false;
+  bool check_segment_ends = true;
   bool retune = false;
 };
 
@@ -168,8 +168,8 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_option("--bucket-samples", o.bucket_samples,
                   "M values below each bucket edge where the finalists are also timed (default 2)")
       ->check(CLI::Range(0, 8));
-  cmd->add_flag("--check-segment-ends", o.check_segment_ends,
-                "experimental: time each sub-bucket challenger again at its segment's lowest M");
+  cmd->add_flag("--check-segment-ends,!--no-check-segment-ends", o.check_segment_ends,
+                "time each sub-bucket challenger again at its segment's lowest M (default on)");
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });
