@@ -18,7 +18,7 @@
 #                                             tune phase ran first
 # Several phases in one call: scripts/gpu_acceptance.sh BIN_DIR "tune torch".
 # GTEST_FILTER narrows the GPU tests; TUNE_ARGS adds flags to the tune step (e.g.
-# --check-segment-ends). Logs and CSV/JSON go to $OUT (default ./gpu-out); a short summary is
+# --no-check-segment-ends). Logs and CSV/JSON go to $OUT (default ./gpu-out); a short summary is
 # printed last.
 set -uo pipefail
 BIN=${1:?bin dir}

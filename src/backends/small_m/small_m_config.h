@@ -56,7 +56,7 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 //    thread loads its weight rows with 16-byte ld.global straight into wgmma's A registers
 //    (kRegChunks chunks in flight, no shared memory); a producer warp gathers the activations
 //    into a ring of `stages` slots of kRegSlotK bytes of K each. Same limits as wload=cp, and
-//    rows=64 only.
+//    rows=64 only. Never a candidate (slower everywhere on the H200); runs when named.
 struct Config {
   int rows = 32;    // weight rows (output columns n) per block: 16 x row tiles, shared by its warps
   int splitk = 1;   // blocks of one cluster that split K; reduced in fixed order through DSMEM

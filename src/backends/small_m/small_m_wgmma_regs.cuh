@@ -1,6 +1,7 @@
 // small_m v3 with its weights loaded by 16-byte ld.global straight into wgmma's register A
 // fragment (tactic suffix ",wload=reg"); included by small_m_wgmma.cuh after its device helpers.
-// See docs/perf/small_m.md, "Session 6: weights in registers".
+// See docs/perf/small_m.md, "Session 6 (2026-11-30): weights in registers". Not a candidate: on
+// the H200 it was slower than the best other small_m tactic at every suite point (runs when named).
 //
 // Why: session 5 measured the TMA path streaming at ~4.3 TB/s at best on the H200 and 16-byte
 // loads in this kernel's order at 4.7-4.8 TB/s; cp.async into the shared ring (",wload=cp") kept
