@@ -229,6 +229,8 @@ __global__ void __launch_bounds__(kThreads<W>, 1) small_m_wgmma_reg_kernel(const
         if constexpr (decltype(masked)::value) {
           const uint32_t keep = k_of(i * D + d) < kend ? ~0u : 0u;
           a = make_uint4(a.x & keep, a.y & keep, a.z & keep, a.w & keep);
+          // The masked copies are new registers: fence them for the wgmma (else ptxas injects it).
+          asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
         }
         wgmma_rs<WT, AT, 2 * NP>(acc, a, smem_desc_plain(slot + uint32_t(d * kChunkBytes), kLbo));
       }
