@@ -134,6 +134,20 @@ bool passes_reference(Backend& be, const Problem& p, VerifyCase& vc, const Tacti
   return true;
 }
 
+// Every dtype pair x bf16/fp16 output on one ragged problem (batch 2, m 13, n 336, k 1088: a
+// partial 128-row tile and a K tail), for each config (wrapped, e.g. with_cp_weights).
+void passes_every_dtype_pair(Backend& be, uint64_t& seed, std::initializer_list<small_m::Config> configs,
+                             small_m::Config (*wrap)(small_m::Config) = [](small_m::Config c) { return c; }) {
+  const std::pair<DType, DType> pairs[] = {
+      {DType::kE4M3, DType::kE4M3}, {DType::kE4M3, DType::kE5M2}, {DType::kE5M2, DType::kE4M3}};
+  for (auto [a, b] : pairs)
+    for (DType out : {DType::kBF16, DType::kFP16}) {
+      const Problem p = make(2, 13, 336, 1088, a, b, out);
+      VerifyCase vc(p, seed++);
+      for (const small_m::Config& c : configs) passes_reference(be, p, vc, Tactic{"small_m", wrap(c).to_string()});
+    }
+}
+
 // v3 (wgmma): every (rows, N instantiation) with ring depths 2..16, split-K 1..8 and PDL,
 // ragged N against 64- and 128-row tiles, a K tail, batch 2, on one problem per m.
 TEST(SmallM, WgmmaEveryInstantiationAndSplit) {
@@ -187,15 +201,8 @@ TEST(SmallM, WgmmaCpWeightsEveryInstantiationAndSplit) {
       }
   }
   EXPECT_EQ(ran, 36);
-  const std::pair<DType, DType> pairs[] = {
-      {DType::kE4M3, DType::kE4M3}, {DType::kE4M3, DType::kE5M2}, {DType::kE5M2, DType::kE4M3}};
-  for (auto [a, b] : pairs)
-    for (DType out : {DType::kBF16, DType::kFP16}) {
-      const Problem p = make(2, 13, 336, 1088, a, b, out);
-      VerifyCase vc(p, seed++);
-      for (const small_m::Config& c : {small_m::wgmma_config(64, 2, 4, true), small_m::wgmma_config(128, 3, 8, false)})
-        passes_reference(be, p, vc, Tactic{"small_m", small_m::with_cp_weights(c).to_string()});
-    }
+  passes_every_dtype_pair(be, seed, {small_m::wgmma_config(64, 2, 4, true), small_m::wgmma_config(128, 3, 8, false)},
+                          small_m::with_cp_weights);
 }
 
 // v3 with weights in registers (",wload=reg"): every (rows, N instantiation) with activation rings
@@ -223,15 +230,8 @@ TEST(SmallM, WgmmaRegWeightsEveryInstantiationAndSplit) {
     }
   }
   EXPECT_EQ(ran, 30);
-  const std::pair<DType, DType> pairs[] = {
-      {DType::kE4M3, DType::kE4M3}, {DType::kE4M3, DType::kE5M2}, {DType::kE5M2, DType::kE4M3}};
-  for (auto [a, b] : pairs)
-    for (DType out : {DType::kBF16, DType::kFP16}) {
-      const Problem p = make(2, 13, 336, 1088, a, b, out);
-      VerifyCase vc(p, seed++);
-      for (const small_m::Config& c : {small_m::wgmma_config(64, 2, 4, true), small_m::wgmma_config(64, 1, 2, false)})
-        passes_reference(be, p, vc, Tactic{"small_m", small_m::with_reg_weights(c).to_string()});
-    }
+  passes_every_dtype_pair(be, seed, {small_m::wgmma_config(64, 2, 4, true), small_m::wgmma_config(64, 1, 2, false)},
+                          small_m::with_reg_weights);
 }
 
 // Persistent v3 (persist=P): more units (row tile, batch) than clusters, so every cluster loops;
@@ -265,6 +265,7 @@ TEST(SmallM, WgmmaPersistentLoopsAndSplits) {
 TEST(SmallM, WgmmaShapesAndDtypes) {
   FP8GEMM_SKIP_WITHOUT_GPU();
   if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
+  Backend& be = small_m_backend();
   const Problem problems[] = {make(1, 1, 16, 16),     make(1, 5, 48, 80),       make(3, 3, 4096, 1040),
                               make(1, 31, 1280, 32768), make(1, 16, 4096, 4096), make(2, 2, 8192, 1024)};
   uint64_t seed = 5000;
@@ -281,19 +282,7 @@ TEST(SmallM, WgmmaShapesAndDtypes) {
       EXPECT_TRUE(r.ok) << r.to_string();
     }
   }
-  const std::pair<DType, DType> pairs[] = {
-      {DType::kE4M3, DType::kE4M3}, {DType::kE4M3, DType::kE5M2}, {DType::kE5M2, DType::kE4M3}};
-  for (auto [a, b] : pairs)
-    for (DType out : {DType::kBF16, DType::kFP16}) {
-      const Problem p = make(2, 13, 336, 1088, a, b, out);
-      VerifyCase vc(p, seed++);
-      for (const small_m::Config& c : {small_m::wgmma_config(64, 2, 4, true), small_m::wgmma_config(128, 1, 8, false)}) {
-        const Tactic t{"small_m", c.to_string()};
-        SCOPED_TRACE(p.to_string() + " " + t.name());
-        const CheckResult r = vc.run(testing::test_context(), t);
-        EXPECT_TRUE(r.ok) << r.to_string();
-      }
-    }
+  passes_every_dtype_pair(be, seed, {small_m::wgmma_config(64, 2, 4, true), small_m::wgmma_config(128, 1, 8, false)});
 }
 
 // Diagnostic for the v3 data paths (TMA, cp.async and register weights): exact small-integer inputs, so that any wrong element is

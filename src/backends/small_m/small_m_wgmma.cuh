@@ -105,6 +105,23 @@ __device__ __forceinline__ uint64_t smem_desc(uint32_t addr) {
   return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
 }
 
+// Start of the one-shot kernels' blocks: thread 0 initializes the ring's barriers (full:
+// `full_arrivals` complete a stage; empty: one arrival per consumer warp), everyone waits for it,
+// and dependents may launch (their prologue and weight prefetch) once every block got here.
+__device__ __forceinline__ void start_block(uint64_t* full_bar, uint64_t* empty_bar, int stages,
+                                            uint32_t full_arrivals, uint32_t consumer_warps) {
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(&full_bar[s], full_arrivals);
+      mbar_init(&empty_bar[s], consumer_warps);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  __syncthreads();
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+
 template <int NA>
 __device__ __forceinline__ void fence_acc(float (&d)[NA]) {
 #pragma unroll
@@ -293,17 +310,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
   const int kb0 = int(blockIdx.y) * p.kblocks_per_split;
   const int nkb = max(0, min(kb0 + p.kblocks_per_split, p.kblocks) - kb0);
 
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; ++s) {
-      mbar_init(&full_bar[s], 1);
-      mbar_init(&empty_bar[s], 4 * W);  // one arrival per consumer warp
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-  }
-  __syncthreads();
-  // Dependents may start their prologue (and their weight prefetch) once every block got here.
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+  start_block(full_bar, empty_bar, stages, 1, 4 * W);  // full: the producer's expect_tx arrival
 
   float acc[kAcc];
 #pragma unroll

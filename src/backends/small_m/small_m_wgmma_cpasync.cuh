@@ -72,17 +72,8 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
   const int kb0 = int(blockIdx.y) * p.kblocks_per_split;
   const int nkb = max(0, min(kb0 + p.kblocks_per_split, p.kblocks) - kb0);
 
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; ++s) {
-      mbar_init(&full_bar[s], kCpProducers + 1);  // each producer's cp.async arrival + the activation TMA
-      mbar_init(&empty_bar[s], 4 * W);            // one arrival per consumer warp
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-  }
-  __syncthreads();
-  // Dependents may start their prologue (and their weight prefetch) once every block got here.
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+  // full: each producer's cp.async arrival + the activation TMA's expect_tx
+  start_block(full_bar, empty_bar, stages, kCpProducers + 1, 4 * W);
 
   float acc[kAcc];
 #pragma unroll

@@ -156,16 +156,7 @@ __global__ void __launch_bounds__(kThreads<W>, 1) small_m_wgmma_reg_kernel(const
   const int nchunks = kend > k0 ? int((kend - k0 + 63) / 64) : 0;
   const int nslots = (nchunks + D - 1) / D;
 
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; ++s) {
-      mbar_init(&full_bar[s], 32);      // one cp.async arrival per producer lane
-      mbar_init(&empty_bar[s], 4 * W);  // one arrival per consumer warp
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  __syncthreads();
-  // Dependents may start their prologue (and their weight prefetch) once every block got here.
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+  start_block(full_bar, empty_bar, stages, 32, 4 * W);  // full: one cp.async arrival per producer lane
 
   float acc[kAcc];
 #pragma unroll
