@@ -6,8 +6,8 @@
 // Why: session 5 measured the TMA path streaming at ~4.3 TB/s at best on the H200 and 16-byte
 // loads in this kernel's order at 4.7-4.8 TB/s; cp.async into the shared ring (",wload=cp") kept
 // the ring's barriers and reached 0.95 of 4.5 TB/s on one shape only. Here the weights never
-// touch shared memory: each consumer thread keeps kRegChunks 16-byte loads in flight, and each
-// load's four registers are one wgmma's A operand as they are.
+// touch shared memory: each consumer thread keeps two slots of kRegChunks 16-byte loads in flight,
+// and each load's four registers are one wgmma's A operand as they are.
 //
 // Layout. wgmma's 8-bit A fragment gives lane (g = lane/4, t = lane%4) of warp w four registers
 // {a0, a1, a2, a3} = {row g: K bytes [4t, 4t+4), row g+8: same, row g: [16+4t, 20+4t), row g+8:
@@ -24,8 +24,8 @@
 // 4t+q of chunk j of activation row m goes to [j][q/2][q%2][m][t]: per chunk and K half a
 // K-major, unswizzled B operand of 2 NP rows, its two K halves 2 NP * 16 bytes apart, 8-row
 // groups 128 bytes apart), into a ring of `stages` slots of kRegSlotK bytes of K each, after
-// griddepcontrol.wait. The weights of the first kRegChunks chunks are requested before it (they
-// do not depend on the previous kernel). Split-K and the epilogue are the one-shot kernels'
+// griddepcontrol.wait. The weights of the first two slots are requested before it (they do not
+// depend on the previous kernel). Split-K and the epilogue are the one-shot kernels'
 // (finish_block: cluster reduction in rank order, deterministic), reusing the slots.
 #pragma once
 
@@ -123,12 +123,13 @@ struct RegWeightsFragment {
 };
 
 // Block: W consumer warpgroups of 32 weight rows (warps 0 .. 4W-1), then one producer warp:
-// kThreads<W>. W = rows / 32: 2 (rows=64) or 4 (rows=128). No occupancy hint: the ring of 16
-// loads per thread needs ~64 registers, and a cap of 113 (2 blocks of W = 2) spilled.
+// kThreads<W>. W = rows / 32 = 2 (rows=64 only: with 4 warpgroups the registers spill). No
+// occupancy hint: the ring of 16 loads per thread needs 64 registers, and a cap of 113 (two
+// blocks per SM) spilled; two blocks still fit where a kernel needs <= 112 (NP = 8).
 template <class WT, class AT, int W, int NP>
 __global__ void __launch_bounds__(kThreads<W>, 1) small_m_wgmma_reg_kernel(const Params p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
-  constexpr int D = kRegChunks;            // 16-byte loads in flight per thread = chunks per slot
+  constexpr int D = kRegChunks;            // 64-byte chunks per slot (one 16-byte load per thread each)
   constexpr int kSlotK = kRegSlotK;        // bytes of K per activation slot
   constexpr int kChunkBytes = 64 * NP;     // activations of one 64-byte K chunk: [2][2][NP][16]
   constexpr int kSlotBytes = D * kChunkBytes;
