@@ -29,8 +29,8 @@ constexpr size_t kWgmmaMaxSharedBytes = 220 * 1024;
 constexpr int kWgmmaMaxL2Prefetch = 64;
 // Largest persistent grid, in blocks per SM (v3 persist=P).
 constexpr int kWgmmaMaxPersist = 4;
-// v3 with weights in registers (",wload=reg"): 64-byte K chunks of each weight row a thread keeps
-// in flight, and the bytes of K per activation slot (one turn of that register ring).
+// v3 with weights in registers (",wload=reg"): 64-byte K chunks per activation slot (a thread
+// keeps two slots of them in flight, one 16-byte load per chunk), and the slot's bytes of K.
 constexpr int kRegChunks = 8;
 constexpr int kRegSlotK = 64 * kRegChunks;
 
@@ -53,10 +53,10 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 //    with persist or l2pf (both are built on the weight tensor map). Absent = TMA, so every
 //    earlier name keeps its spelling and meaning.
 //  - v3 with weights in registers: the one-shot v3 name followed by ",wload=reg": every consumer
-//    thread loads its weight rows with 16-byte ld.global straight into wgmma's A registers
-//    (kRegChunks chunks in flight, no shared memory); a producer warp gathers the activations
-//    into a ring of `stages` slots of kRegSlotK bytes of K each. Same limits as wload=cp, and
-//    rows=64 only. Never a candidate (slower everywhere on the H200); runs when named.
+//    thread loads its weight row with 16-byte ld.global straight into wgmma's A registers (two
+//    slots of kRegChunks chunks in flight, no shared memory); a producer warp gathers the
+//    activations into a ring of `stages` slots of kRegSlotK bytes of K each. Same limits as
+//    wload=cp, and rows=64 only. Never a candidate (slower everywhere on the H200); runs when named.
 struct Config {
   int rows = 32;    // weight rows (output columns n) per block: 16 x row tiles, shared by its warps
   int splitk = 1;   // blocks of one cluster that split K; reduced in fixed order through DSMEM
