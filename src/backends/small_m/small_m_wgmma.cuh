@@ -47,6 +47,17 @@ struct Params {
   const uint8_t* a;  // register kernel: activations [batch][m][k]
 };
 
+// One stage of the TMA-layout ring (the TMA, cp.async and persistent kernels): 128 bytes of K of
+// the block's 64 W weight rows, then of its NP activation rows, both 128-byte swizzled.
+template <int W, int NP>
+struct RingStage {
+  static constexpr int kKB = 128;               // bytes of K per stage
+  static constexpr int kWBytes = W * 64 * kKB;  // weight tile
+  static constexpr int kABytes = NP * kKB;      // activation tile
+  static constexpr int kBytes = kWBytes + kABytes;
+  static_assert(kBytes % 1024 == 0, "stage tiles must stay 1024-byte aligned");
+};
+
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define FP8GEMM_SMALL_M_SM90A 1
 #endif
@@ -103,6 +114,18 @@ __device__ __forceinline__ void tma_prefetch_l2(const CUtensorMap* map, int c0, 
 // (every tile starts 1024-byte aligned).
 __device__ __forceinline__ uint64_t smem_desc(uint32_t addr) {
   return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
+}
+
+// The ring (or slots) in dynamic shared memory, 1024-byte aligned (128-byte swizzle atoms; the
+// split-K reductions reuse it as floats).
+__device__ __forceinline__ uint8_t* ring_base(uint8_t* smem_raw) {
+  return smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+}
+
+// This cluster rank's K blocks (the split runs along grid y): [kb0, kb0 + nkb), nkb >= 0.
+__device__ __forceinline__ void split_k_blocks(const Params& p, int& kb0, int& nkb) {
+  kb0 = int(blockIdx.y) * p.kblocks_per_split;
+  nkb = max(0, min(kb0 + p.kblocks_per_split, p.kblocks) - kb0);
 }
 
 // Start of the one-shot kernels' blocks: thread 0 initializes the ring's barriers (full:
@@ -173,23 +196,23 @@ FP8GEMM_DEFINE_WGMMA(E4M3, E5M2, "e4m3", "e5m2")
 #undef FP8GEMM_DEFINE_WGMMA
 
 // The consumers' K loop over one unit of work: per ring stage, wait until it is full, issue its
-// four k32 wgmma for this warpgroup's 64 weight rows (kKB bytes of K; the stage holds kWBytes
-// of weights, then the activations), keep them in flight and give the previous stage back (its
+// four k32 wgmma for this warpgroup's 64 weight rows (a RingStage: St::kKB bytes of K of the
+// weights, then of the activations), keep them in flight and give the previous stage back (its
 // wgmma are done). s / phase / prev carry the ring position across calls: the persistent
 // kernel runs the ring on from one unit to the next. Returns with every wgmma complete.
 // kGenericWrites: the weights were written by cp.async (the generic proxy), which wgmma (the
 // async proxy) sees only after a proxy fence on the reading side, once the full barrier says the
 // writes landed. TMA writes are async-proxy already and need none.
-template <class WT, class AT, int NP, int kKB, int kWBytes, int kStage, bool kGenericWrites = false>
+template <class WT, class AT, int NP, class St, bool kGenericWrites = false>
 __device__ __forceinline__ void consume_k_blocks(float (&acc)[NP / 2], int nkb, uint8_t* ring, uint64_t* full_bar,
                                                  uint64_t* empty_bar, int stages, int wg, int lane, int& s,
                                                  uint32_t& phase, int& prev) {
   for (int i = 0; i < nkb; ++i) {
     mbar_wait(&full_bar[s], phase);
     if constexpr (kGenericWrites) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    const uint32_t base = smem_addr(ring + s * kStage);
-    const uint64_t da = smem_desc(base + wg * (64 * kKB));
-    const uint64_t db = smem_desc(base + kWBytes);
+    const uint32_t base = smem_addr(ring + s * St::kBytes);
+    const uint64_t da = smem_desc(base + wg * (64 * St::kKB));
+    const uint64_t db = smem_desc(base + St::kWBytes);
     fence_acc(acc);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
@@ -213,6 +236,16 @@ __device__ __forceinline__ void consume_k_blocks(float (&acc)[NP / 2], int nkb, 
   fence_acc(acc);
 }
 
+// Writes v to output element (m, n) of the batch starting at out_base (bf16 or fp16), if it is
+// inside the output.
+template <class P>
+__device__ __forceinline__ void store_output(const P& p, int64_t out_base, int m, int n, float v) {
+  if (n >= p.n || m >= p.m) return;
+  const int64_t o = out_base + int64_t(m) * p.n + n;
+  if (p.out_fp16) static_cast<__half*>(p.out)[o] = __float2half_rn(v);
+  else static_cast<__nv_bfloat16*>(p.out)[o] = __float2bfloat16_rn(v);
+}
+
 // Writes scale * v, accumulator i of consumer thread tc, to out. Fragment of m64nNP f32:
 // thread tc holds weight rows (output columns n) row0 + 16 (tc/32) + (tc%32)/4 (+8 for q >= 2)
 // and activation rows (output rows m) 8 j + 2 (tc%4) + (q & 1) in acc[4 j + q]; out_base is
@@ -223,10 +256,7 @@ __device__ __forceinline__ void store_fragment(const P& p, int row0, int64_t out
   const int l = tc & 31, j = i >> 2, q = i & 3;
   const int n = row0 + (tc >> 5) * 16 + (l >> 2) + ((q & 2) ? 8 : 0);  // (tc >> 5): warp incl. wg
   const int m = j * 8 + (l & 3) * 2 + (q & 1);
-  if (n >= p.n || m >= p.m) return;
-  const int64_t o = out_base + int64_t(m) * p.n + n;
-  if (p.out_fp16) static_cast<__half*>(p.out)[o] = __float2half_rn(v * scale);
-  else static_cast<__nv_bfloat16*>(p.out)[o] = __float2bfloat16_rn(v * scale);
+  store_output(p, out_base, m, n, v * scale);
 }
 
 // Which output element value i of consumer thread tc is: the m64nNP accumulator fragment above.
@@ -291,24 +321,21 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
     small_m_wgmma_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap amap,
                          const Params p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
-  constexpr int kKB = 128;                  // bytes of K per stage
-  constexpr int kWBytes = W * 64 * kKB;     // weight tile per stage
-  constexpr int kABytes = NP * kKB;         // activation tile per stage
-  constexpr int kStage = kWBytes + kABytes;  // multiple of 1024: every tile stays 1024-aligned
-  constexpr int kAcc = NP / 2;               // f32 accumulators per consumer thread
-  static_assert(kStage % 1024 == 0, "stage tiles must stay 1024-byte aligned");
+  using St = RingStage<W, NP>;
+  constexpr int kKB = St::kKB, kWBytes = St::kWBytes, kStage = St::kBytes;
+  constexpr int kAcc = NP / 2;  // f32 accumulators per consumer thread
 
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[16];
   __shared__ __align__(8) uint64_t empty_bar[16];
-  uint8_t* ring = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+  uint8_t* ring = ring_base(smem_raw);
 
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int stages = p.stages;
   const int row0 = int(blockIdx.x) * (64 * W);
   const int batch = int(blockIdx.z);
-  const int kb0 = int(blockIdx.y) * p.kblocks_per_split;
-  const int nkb = max(0, min(kb0 + p.kblocks_per_split, p.kblocks) - kb0);
+  int kb0, nkb;
+  split_k_blocks(p, kb0, nkb);
 
   start_block(full_bar, empty_bar, stages, 1, 4 * W);  // full: the producer's expect_tx arrival
 
@@ -359,7 +386,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
     int s = 0;
     uint32_t phase = 0;
     int prev = -1;
-    consume_k_blocks<WT, AT, NP, kKB, kWBytes, kStage>(acc, nkb, ring, full_bar, empty_bar, stages, wg, lane, s, phase,
+    consume_k_blocks<WT, AT, NP, St>(acc, nkb, ring, full_bar, empty_bar, stages, wg, lane, s, phase,
                                                        prev);
   }
 

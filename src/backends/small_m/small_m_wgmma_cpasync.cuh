@@ -51,26 +51,23 @@ template <class WT, class AT, int W, int NP>
 __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     small_m_wgmma_cp_kernel(const __grid_constant__ CUtensorMap amap, const Params p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
-  constexpr int kKB = 128;                   // bytes of K per stage
-  constexpr int kWBytes = W * 64 * kKB;      // weight tile per stage
-  constexpr int kABytes = NP * kKB;          // activation tile per stage
-  constexpr int kStage = kWBytes + kABytes;  // multiple of 1024: every tile stays 1024-aligned
-  constexpr int kAcc = NP / 2;               // f32 accumulators per consumer thread
+  using St = RingStage<W, NP>;  // the TMA kernel's stage layout
+  constexpr int kKB = St::kKB, kWBytes = St::kWBytes, kABytes = St::kABytes, kStage = St::kBytes;
+  constexpr int kAcc = NP / 2;  // f32 accumulators per consumer thread
   constexpr int kRowsPerThread = W * 64 * (kKB / 16) / kCpProducers;  // 16-byte chunks per stage
-  static_assert(kStage % 1024 == 0, "stage tiles must stay 1024-byte aligned");
   static_assert(kCpProducers % (kKB / 16) == 0, "a producer thread keeps one chunk column");
 
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[16];
   __shared__ __align__(8) uint64_t empty_bar[16];
-  uint8_t* ring = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+  uint8_t* ring = ring_base(smem_raw);
 
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int stages = p.stages;
   const int row0 = int(blockIdx.x) * (64 * W);
   const int batch = int(blockIdx.z);
-  const int kb0 = int(blockIdx.y) * p.kblocks_per_split;
-  const int nkb = max(0, min(kb0 + p.kblocks_per_split, p.kblocks) - kb0);
+  int kb0, nkb;
+  split_k_blocks(p, kb0, nkb);
 
   // full: each producer's cp.async arrival + the activation TMA's expect_tx
   start_block(full_bar, empty_bar, stages, kCpProducers + 1, 4 * W);
@@ -132,7 +129,7 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     int s = 0;
     uint32_t phase = 0;
     int prev = -1;
-    consume_k_blocks<WT, AT, NP, kKB, kWBytes, kStage, true>(acc, nkb, ring, full_bar, empty_bar, stages, wg, lane, s,
+    consume_k_blocks<WT, AT, NP, St, true>(acc, nkb, ring, full_bar, empty_bar, stages, wg, lane, s,
                                                              phase, prev);
   }
 

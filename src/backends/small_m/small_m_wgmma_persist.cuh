@@ -58,26 +58,24 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
                                     const Params p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
   namespace cg = cooperative_groups;
-  constexpr int kKB = 128;
-  constexpr int kWBytes = W * 64 * kKB;
-  constexpr int kStage = kWBytes + NP * kKB;
+  using St = RingStage<W, NP>;  // the one-shot kernel's stage layout
+  constexpr int kKB = St::kKB, kWBytes = St::kWBytes, kStage = St::kBytes;
   constexpr int kAcc = NP / 2;
   constexpr int kC = W * 128;  // consumer threads
-  static_assert(kStage % 1024 == 0, "stage tiles must stay 1024-byte aligned");
 
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[16];
   __shared__ __align__(8) uint64_t empty_bar[16];
   __shared__ __align__(8) uint64_t red_full;  // this rank's receive buffer is complete
   __shared__ __align__(8) uint64_t red_free;  // every owner has read this rank's pushes
-  uint8_t* ring = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+  uint8_t* ring = ring_base(smem_raw);
   float* red = reinterpret_cast<float*>(ring + p.stages * kStage);  // [splitk][kAcc][own]
 
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int stages = p.stages, S = p.splitk;
   const int rank = int(blockIdx.y);  // the cluster spans grid y
-  const int kb0 = rank * p.kblocks_per_split;
-  const int nkb = max(0, min(kb0 + p.kblocks_per_split, p.kblocks) - kb0);
+  int kb0, nkb;
+  split_k_blocks(p, kb0, nkb);
   const int own = (kC + S - 1) / S;
 
   if (threadIdx.x == 0) {
@@ -157,7 +155,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
     int prev = -1;
-    consume_k_blocks<WT, AT, NP, kKB, kWBytes, kStage>(acc, nkb, ring, full_bar, empty_bar, stages, wg, lane, s, phase,
+    consume_k_blocks<WT, AT, NP, St>(acc, nkb, ring, full_bar, empty_bar, stages, wg, lane, s, phase,
                                                        prev);
     if (prev >= 0) {  // the ring runs on into the next unit: give the last slot back too
       __syncwarp();

@@ -115,10 +115,7 @@ struct RegWeightsFragment {
                                                float v) {
     const int n = row0 + (tc >> 5) * 8 + ((tc & 31) >> 2);
     const int m = (i >> 1) * 8 + (tc & 3) * 2 + (i & 1);
-    if (n >= p.n || m >= p.m) return;
-    const int64_t o = out_base + int64_t(m) * p.n + n;
-    if (p.out_fp16) static_cast<__half*>(p.out)[o] = __float2half_rn(v * scale);
-    else static_cast<__nv_bfloat16*>(p.out)[o] = __float2bfloat16_rn(v * scale);
+    store_output(p, out_base, m, n, v * scale);
   }
 };
 
@@ -141,8 +138,7 @@ __global__ void __launch_bounds__(kThreads<W>, 1) small_m_wgmma_reg_kernel(const
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[16];
   __shared__ __align__(8) uint64_t empty_bar[16];
-  // 1024-byte aligned like the other kernels (finish_block reads the same pointer as floats).
-  uint8_t* ring = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+  uint8_t* ring = ring_base(smem_raw);
 
   // The warp index through a shuffle: ptxas then knows it is warp-uniform, and the consumer branch
   // is not a divergent path (there the wgmma on register operands were serialized).
