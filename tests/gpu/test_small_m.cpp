@@ -175,6 +175,30 @@ TEST(SmallM, WgmmaEveryInstantiationAndSplit) {
   EXPECT_EQ(ran, 42);
 }
 
+// One weight path's sweep (configs wrapped, e.g. with_cp_weights): for m = 1, 8, 9, 16, 23, 32 on a
+// batch-2 problem with n = 208 (ragged against 64- and 128-row tiles) and the given k, `reps`
+// configs per entry of `rows_list`, walking ring depths 2..16 (the deepest that fits shared memory
+// where the wanted one does not), split-K 1, 2, 3, 5, 8 and PDL on/off. Returns how many ran.
+int sweep_weight_path(Backend& be, uint64_t& seed, int64_t k, std::initializer_list<int> rows_list, int reps,
+                      small_m::Config (*wrap)(small_m::Config)) {
+  const int stages_list[] = {2, 3, 4, 8, 12, 16};
+  const int splitk_list[] = {1, 2, 3, 5, 8};
+  int ran = 0, pick = 0;
+  for (int64_t m : {1, 8, 9, 16, 23, 32}) {
+    const Problem p = make(2, m, 208, k);
+    VerifyCase vc(p, seed++);
+    for (int rows : rows_list)
+      for (int rep = 0; rep < reps; ++rep, ++pick) {
+        const int splitk = splitk_list[(pick * 7) % 5];
+        const bool pdl = (pick / 6) % 2 == 0;
+        small_m::Config c = wrap(small_m::wgmma_config(rows, splitk, stages_list[pick % 6], pdl));
+        while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
+        ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
+      }
+  }
+  return ran;
+}
+
 // v3 with cp.async weights (",wload=cp"): every (rows, N instantiation) with ring depths 2..16,
 // split-K 1..8 (8 over 17 K blocks leaves the last ranks without K) and PDL on/off, ragged N
 // (208 rows: zero-filled copies past n) against 64- and 128-row tiles, a 16-byte K tail
@@ -183,24 +207,9 @@ TEST(SmallM, WgmmaCpWeightsEveryInstantiationAndSplit) {
   FP8GEMM_SKIP_WITHOUT_GPU();
   if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
   Backend& be = small_m_backend();
-  const int stages_list[] = {2, 3, 4, 8, 12, 16};
-  const int splitk_list[] = {1, 2, 3, 5, 8};
   uint64_t seed = 9000;
-  int ran = 0, pick = 0;
-  for (int64_t m : {1, 8, 9, 16, 23, 32}) {
-    const Problem p = make(2, m, 208, 2064);  // 3.25 tiles of 64 rows; 16 full K blocks + 16 bytes
-    VerifyCase vc(p, seed++);
-    for (int rows : {64, 128})
-      for (int rep = 0; rep < 3; ++rep, ++pick) {
-        const int splitk = splitk_list[(pick * 7) % 5];
-        int stages = stages_list[pick % 6];
-        const bool pdl = (pick / 6) % 2 == 0;
-        small_m::Config c = small_m::with_cp_weights(small_m::wgmma_config(rows, splitk, stages, pdl));
-        while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
-        ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
-      }
-  }
-  EXPECT_EQ(ran, 36);
+  // k = 2064: 16 full K blocks + 16 bytes.
+  EXPECT_EQ(sweep_weight_path(be, seed, 2064, {64, 128}, 3, small_m::with_cp_weights), 36);
   passes_every_dtype_pair(be, seed, {small_m::wgmma_config(64, 2, 4, true), small_m::wgmma_config(128, 3, 8, false)},
                           small_m::with_cp_weights);
 }
@@ -214,22 +223,9 @@ TEST(SmallM, WgmmaRegWeightsEveryInstantiationAndSplit) {
   FP8GEMM_SKIP_WITHOUT_GPU();
   if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
   Backend& be = small_m_backend();
-  const int stages_list[] = {2, 3, 4, 8, 12, 16};
-  const int splitk_list[] = {1, 2, 3, 5, 8};
   uint64_t seed = 9500;
-  int ran = 0, pick = 0;
-  for (int64_t m : {1, 8, 9, 16, 23, 32}) {
-    const Problem p = make(2, m, 208, 4112);  // 3.25 tiles of 64 rows; 8 full slots + 16 bytes
-    VerifyCase vc(p, seed++);
-    for (int rep = 0; rep < 5; ++rep, ++pick) {
-      const int splitk = splitk_list[(pick * 7) % 5];
-      const bool pdl = (pick / 6) % 2 == 0;
-      small_m::Config c = small_m::with_reg_weights(small_m::wgmma_config(64, splitk, stages_list[pick % 6], pdl));
-      while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
-      ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
-    }
-  }
-  EXPECT_EQ(ran, 30);
+  // k = 4112: 8 full 512-byte slots + 16 bytes.
+  EXPECT_EQ(sweep_weight_path(be, seed, 4112, {64}, 5, small_m::with_reg_weights), 30);
   passes_every_dtype_pair(be, seed, {small_m::wgmma_config(64, 2, 4, true), small_m::wgmma_config(64, 1, 2, false)},
                           small_m::with_reg_weights);
 }
