@@ -32,6 +32,10 @@ BEGIN = "      // BEGIN GENERATED RULES"
 END = "      // END GENERATED RULES"
 
 
+# Tactics that run the floor's own choice at each M (Backend::adaptive_default).
+ADAPTIVE_FLOORS = {"cublaslt:heuristic"}
+
+
 def load_decisions(paths):
     by_key = {}
     device = None
@@ -85,7 +89,9 @@ def make_rules(decisions):
             # the floor at the edge, as the tuned cache stores it.
             bucket_wide = bool(d.get("sampled_ms"))
             for lo, hi, choice in ranges_of(d):
-                tactic = choice if choice != d["floor"] or bucket_wide else None
+                # The adaptive floor is what an M without a rule runs anyway: no rule.
+                adaptive = choice in ADAPTIVE_FLOORS
+                tactic = choice if not adaptive and (choice != d["floor"] or bucket_wide) else None
                 if run and tactic == run[2]:
                     run[1] = hi
                     continue

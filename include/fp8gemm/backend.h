@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,13 @@ class Backend {
   // miss and as the numerics reference when tuning. Throws Error(kUnsupported) saying why when
   // no tactic of this backend can run `p`.
   virtual Tactic default_tactic(const Problem& p) = 0;
+
+  // A tactic that runs, for whatever problem it is given, default_tactic() of that problem
+  // (cuBLASLt: "cublaslt:heuristic", its heuristic's first at the call's own M). The tuner can
+  // then give a part of an M bucket to the heuristic itself, which re-decides per M, instead of
+  // the one kernel it chose at the M that was timed (docs/tuning.md "The adaptive floor").
+  // nullopt: the backend has none.
+  virtual std::optional<Tactic> adaptive_default() const { return std::nullopt; }
 
   // Whether `t` (possibly parsed from a cache file) runs `p`; the reason when it does not.
   virtual Verdict can_implement(const Problem& p, const Tactic& t) = 0;

@@ -92,6 +92,10 @@ struct TuneOptions {
   // its default where that regrets less over both ends (docs/tuning.md "Segments"; on by default
   // since session 6's H200 runs: between bucket edges 171 of 184 points <= 1.03 against 160).
   bool check_segment_ends = true;
+  // With check_segment_ends: the adaptive floor ("cublaslt:heuristic", the heuristic's own choice
+  // at each call's M) competes for each segment too, and the edge's segment is checked as well
+  // (docs/tuning.md "The adaptive floor").
+  bool adaptive_floor = true;
   // Called after each key (done counts keys finished, of total).
   std::function<void(size_t done, size_t total, const Decision&)> progress;
 };

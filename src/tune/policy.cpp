@@ -58,6 +58,7 @@ PolicyOptions policy_options(const TuneOptions& o) {
   p.backends = o.backends;
   p.bucket_samples = o.bucket_samples;
   p.check_segment_low_ends = o.check_segment_ends;
+  p.adaptive_floor = o.adaptive_floor;
   return p;
 }
 
@@ -237,12 +238,17 @@ CandidateReport report_of(const Timing& t, const PointRule& rule, double toleran
 std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vector<Backend*>& backends,
                                               const Tactic& reference, const std::vector<Tactic>& from_edge,
                                               const std::vector<Tactic>& pruned_at_edge,
-                                              const std::set<std::string>& listed_at_edge, double budget_us,
+                                              const std::set<std::string>& listed_at_edge,
+                                              const std::optional<Tactic>& floor_here, double budget_us,
                                               double threshold, Timer& timer, const PolicyOptions& o) {
   const size_t fit = size_t(std::floor(budget_us / below_edge_cost_us(q)));
   if (fit < 2) return std::nullopt;
 
   std::set<std::string> in{reference.name()};
+  // The floor at q (cuBLASLt's heuristic there) first when asked for: the adaptive floor's
+  // time at q, which the segment's low-end check compares (PolicyOptions::adaptive_floor).
+  std::vector<Tactic> floor_part;
+  if (floor_here && fit > 2 && in.insert(floor_here->name()).second) floor_part.push_back(*floor_here);
   std::vector<Tactic> edge_part, pruned_part;
   for (const Tactic& e : from_edge)
     if (int(edge_part.size()) < o.sampled_finalists && in.insert(e.name()).second) edge_part.push_back(e);
@@ -258,12 +264,13 @@ std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vecto
   }
   // Over the budget: half the room (at least) for the edge's best, the rest for newcomers,
   // then the fastest of those the edge's short round pruned, as room allows.
-  const size_t room = fit - 1;
+  const size_t room = fit - 1 - floor_part.size();
   size_t n_new = std::min(new_part.size(), room / 2);
   const size_t n_edge = std::min(edge_part.size(), room - n_new);
   n_new = std::min(new_part.size(), room - n_edge);
   const size_t n_pruned = std::min(pruned_part.size(), room - n_edge - n_new);
   std::vector<Tactic> list{reference};
+  list.insert(list.end(), floor_part.begin(), floor_part.end());
   list.insert(list.end(), edge_part.begin(), edge_part.begin() + long(n_edge));
   list.insert(list.end(), new_part.begin(), new_part.begin() + long(n_new));
   list.insert(list.end(), pruned_part.begin(), pruned_part.begin() + long(n_pruned));
@@ -325,55 +332,116 @@ std::vector<ChoiceSegment> extended_upwards(std::vector<ChoiceSegment> segments,
   return segments;
 }
 
+// The time of `name` among what was timed at one M (`rows`); 0 when it was not timed there.
+double timed_us(const std::vector<CandidateReport>& rows, const std::string& name) {
+  for (const CandidateReport& c : rows)
+    if (c.tactic == name && c.time_us > 0 && (c.status == "default" || c.status == "finalist" ||
+                                              c.status == "mismatch" || c.status == "pruned"))
+      return c.time_us;
+  return 0;
+}
+
 // PolicyOptions::check_segment_low_ends (off in PolicyOptions{}, on through TuneOptions{} since
-// session 6: docs/tuning.md "Segments"). A segment below the edge whose choice is a
+// session 6: docs/tuning.md "Checking a segment's lowest M"). A segment whose choice is a
 // challenger is timed again at its lowest M, with its default (and the default there); the
-// challenger keeps the segment unless the default's worse regret over the two ends (at the
-// lowest M, and at the sampled M where the challenger won) is the smaller one. Why: a tactic's
-// time can fall as M grows within one tile count (H200, 4096x8192: CUTLASS 64x128 18.2 us at
-// M=193, 15.0 at 213, cuBLASLt's best 15.6), so a choice measured at a segment's top can be the
-// slowest at its bottom. The edge's own segment is not checked (its choice must stay the edge's).
-void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem, Timer& timer,
-                    const PolicyOptions& o) {
+// segment goes to whichever regrets less over the two ends (at the lowest M, and at the sampled
+// M where the challenger won). Why: a tactic's time can fall as M grows within one tile count
+// (H200, 4096x8192: CUTLASS 64x128 18.2 us at M=193, 15.0 at 213, cuBLASLt's best 15.6), so a
+// choice measured at a segment's top can be the slowest at its bottom.
+// With PolicyOptions::adaptive_floor the adaptive floor (`cublaslt:heuristic`: the heuristic's
+// first at each M) is a third contender, timed at the lowest M and known at the sampled M (the
+// floor there was timed), and the edge's own segment is checked too: a fixed tactic chosen at one
+// M can lose to what the heuristic picks a few M lower (H200 session 6: M=3000 of 1280x8192 ran
+// the 256x128 tile chosen at 3072, 1.107x the best, while the heuristic's choice at 3000 was the
+// best). A segment whose contenders all run the same kernel at both ends is not timed.
+void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem,
+                    const std::vector<Backend*>& backends, const std::vector<CandidateReport>& edge_rows,
+                    Timer& timer, const PolicyOptions& o) {
   const double budget_us = 0.25 * o.key_budget_ms * 1e3;  // per check
+  const std::optional<Tactic> adaptive = o.adaptive_floor ? adaptive_floor(backends, problem) : std::nullopt;
+  auto fixed_floor = [&](int64_t m) {
+    Problem q = problem;
+    q.m = m;
+    try {
+      return floor_choice(backends, q).name();
+    } catch (const std::exception&) {
+      return std::string();
+    }
+  };
   int64_t previous = bucket_lower(problem.m);
-  for (size_t i = 0; i + 1 < segments.size(); previous = segments[i].m_max, ++i) {
+  for (size_t i = 0; i < segments.size(); previous = segments[i].m_max, ++i) {
     ChoiceSegment& s = segments[i];
+    const bool edge = i + 1 == segments.size();
+    if (edge && !adaptive) break;  // without the adaptive floor the edge's segment stays the edge's
     Problem q = problem;
     q.m = previous + 1;
-    if (s.tactic == s.default_tactic || q.m >= s.sampled_m || !(s.us > 0) || !(s.default_us > 0)) continue;
-    if (3 * below_edge_cost_us(q) > budget_us) continue;  // at most three tactics
+    if (q.m >= s.sampled_m || !(s.us > 0) || !(s.default_us > 0)) continue;
+
+    struct Contender {
+      std::string name;
+      double at_sampled;  // its time at the sampled M
+    };
+    std::vector<Contender> contenders{{s.tactic, s.us}};
+    if (s.default_tactic != s.tactic) contenders.push_back({s.default_tactic, s.default_us});
+    std::string floor_low;  // the floor's kernel at the lowest M: what the adaptive floor runs there
+    if (adaptive) {
+      floor_low = fixed_floor(q.m);
+      const std::string floor_top = fixed_floor(s.sampled_m);
+      const double at_top = floor_top.empty() ? 0 : timed_us(edge ? edge_rows : s.candidates, floor_top);
+      const bool fixed_everywhere = floor_low == floor_top;  // then it is one of the fixed contenders or new
+      bool redundant = false;
+      for (const Contender& c : contenders) redundant |= fixed_everywhere && c.name == floor_low;
+      if (at_top > 0 && !floor_low.empty() && !redundant) contenders.push_back({adaptive->name(), at_top});
+    }
+    if (contenders.size() < 2) continue;
+
     std::vector<Tactic> list;
     auto add = [&](const Tactic& x) {
       if (std::find(list.begin(), list.end(), x) == list.end()) list.push_back(x);
     };
     std::vector<Timing> r;
     try {
-      add(Tactic::parse(s.default_tactic));
-      add(Tactic::parse(s.tactic));
-      if (o.default_at) add(o.default_at(q));
+      for (const Contender& c : contenders) add(Tactic::parse(c.name));
+      // The default there: what `auto` runs at q untuned (unless the adaptive floor runs it).
+      if (o.default_at) {
+        const Tactic there = o.default_at(q);
+        if (!(adaptive && there.name() == floor_low)) add(there);
+      }
+      if (double(list.size()) * below_edge_cost_us(q) > budget_us) continue;
       r = timer.measure(q, list, kBelowEdgeRound);
     } catch (const std::exception&) {
       continue;
     }
-    if (r.size() != list.size() || !r[0].ok || !r[1].ok) continue;
-    double best = INFINITY;
+    if (r.size() != list.size() || !r[0].ok) continue;
+    double best_low = INFINITY, best_top = INFINITY;
     for (const Timing& x : r)
-      if (x.ok) best = std::min(best, x.median_us);
-    const double choice_regret = r[1].median_us / best;  // 1 at the sampled M, where it won
-    const double default_regret = std::max(r[0].median_us / best, s.default_us / s.us);
+      if (x.ok) best_low = std::min(best_low, x.median_us);
+    for (const Contender& c : contenders) best_top = std::min(best_top, c.at_sampled);
+    // Worse regret over the two ends; the segment's choice keeps it on a tie.
+    size_t winner = 0;
+    double winner_regret = INFINITY;
+    for (size_t j = 0; j < contenders.size(); ++j) {
+      if (!r[j].ok) continue;
+      const double regret = std::max(r[j].median_us / best_low, contenders[j].at_sampled / best_top);
+      if (regret < winner_regret) {
+        winner = j;
+        winner_regret = regret;
+      }
+    }
     const std::string at = "at M=" + std::to_string(q.m) + ", the segment's lowest";
-    const size_t default_row = s.candidates.size();  // r[0], the segment's default
+    const size_t first_row = s.candidates.size();
     for (const Timing& x : r)
       s.candidates.push_back({x.tactic.name(), x.ok ? "low end" : "failed", x.median_us, -1, x.ok ? at : x.error});
-    if (default_regret < choice_regret) {
-      // Only up to the sampled M: the upward extension was the challenger's tile count, and the
-      // next segment then starts right above (the loop's `previous`).
-      s.candidates[default_row].note += "; the default takes the segment";
-      s.tactic = s.default_tactic;
-      s.us = s.default_us;
-      s.m_max = s.sampled_m;
-    }
+    if (winner == 0) continue;
+    s.candidates[first_row + winner].note +=
+        winner == contenders.size() - 1 && adaptive && contenders[winner].name == adaptive->name()
+            ? "; the adaptive floor takes the segment"
+            : "; the default takes the segment";
+    s.tactic = contenders[winner].name;
+    s.us = contenders[winner].at_sampled;
+    // Only up to the sampled M: the upward extension was the challenger's tile count, and the
+    // next segment then starts right above (the loop's `previous`).
+    if (!edge) s.m_max = s.sampled_m;
   }
 }
 
@@ -496,8 +564,13 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
       q.m = std::max(floor_m, covered + 1);
       if (q.m >= problem.m) break;
       const Tactic reference = o.default_at ? o.default_at(q) : default_tactic;
-      if (auto s = decide_at_sample(q, backends, reference, from_edge, pruned_at_edge, listed_at_edge, budget_us,
-                                    d.threshold, timer, o)) {
+      std::optional<Tactic> floor_here;
+      if (o.adaptive_floor && o.check_segment_low_ends) try {
+          floor_here = floor_choice(backends, q);
+        } catch (const std::exception&) {
+        }
+      if (auto s = decide_at_sample(q, backends, reference, from_edge, pruned_at_edge, listed_at_edge, floor_here,
+                                    budget_us, d.threshold, timer, o)) {
         d.sampled_ms.push_back(q.m);
         covered = reach_of(q, s->tactic, backends);
         segments.push_back(std::move(*s));
@@ -507,9 +580,16 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
   phase("samples");
   segments.push_back({problem.m, d.choice, d.default_tactic, d.choice_us, d.default_us, {}, problem.m});
   segments = extended_upwards(std::move(segments), problem, backends);
+  std::string edge_note;
   if (o.check_segment_low_ends) {
-    check_low_ends(segments, problem, timer, o);
+    check_low_ends(segments, problem, backends, d.candidates, timer, o);
     phase("low_ends");
+    if (segments.back().tactic != d.choice) {
+      edge_note = "; timed at the lowest M of the edge's segment, " + segments.back().tactic +
+                  " regrets less over it and takes it (" + us(segments.back().us) + " at the edge)";
+      d.choice = segments.back().tactic;
+      d.choice_us = segments.back().us;
+    }
   }
   d.segments = merged(std::move(segments));
 
@@ -523,9 +603,11 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
                                            : s.tactic + " (" + percent(1.0 - s.us / s.default_us) + " faster at M=" +
                                                  std::to_string(s.sampled_m) + ")");
   }
+  below = edge_note + below;
   if (edge.winner)
-    return finish(d.choice + " is " + percent(1.0 - d.choice_us / d.default_us) + " faster than the default (" +
-                  us(d.choice_us) + " vs " + us(d.default_us) + "), beyond " + rule +
+    return finish(edge.winner->tactic.name() + " is " + percent(1.0 - edge.winner->median_us / d.default_us) +
+                  " faster than the default (" + us(edge.winner->median_us) + " vs " + us(d.default_us) + "), beyond " +
+                  rule +
                   ", and its output matches the default's" + below);
   if (!edge.faster.empty())
     return finish("kept the default: every challenger faster by more than " + rule + " produced a different output" +

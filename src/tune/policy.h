@@ -33,10 +33,14 @@ struct PolicyOptions {
   // Then up to this many of the candidates the edge's short round pruned, fastest first: a
   // tile that wastes a wave at the edge may be the best fit lower in the bucket.
   int sampled_pruned = 4;
-  // Experimental, off by default (not yet measured on a GPU): a segment below the edge whose
-  // choice is a challenger is timed again at its lowest M against its default, which takes the
-  // segment where its worse regret over both ends is smaller (docs/tuning.md "Segments").
+  // A segment below the edge whose choice is a challenger is timed again at its lowest M
+  // against its default, which takes the segment where its worse regret over both ends is
+  // smaller (docs/tuning.md "Checking a segment's lowest M"). Off here, on through TuneOptions.
   bool check_segment_low_ends = false;
+  // With check_segment_low_ends: the adaptive floor (Backend::adaptive_default, e.g.
+  // "cublaslt:heuristic") is a contender too, the floor at each sampled M is timed for it, and
+  // the edge's own segment is checked as well. Off here, on through TuneOptions.
+  bool adaptive_floor = false;
   // Tactics a backend lists at a sampled M but not at the edge (cuBLASLt's heuristic answers
   // per M) also timed there, at most this many per M; 0: only the edge's candidates compete.
   int sample_newcomers = 4;

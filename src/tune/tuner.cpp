@@ -37,6 +37,17 @@ Tactic floor_choice(const std::vector<Backend*>& backends, const Problem& p) {
   FP8GEMM_FAIL(kUnsupported, "no backend can run ", p, ":", reasons);
 }
 
+std::optional<Tactic> adaptive_floor(const std::vector<Backend*>& backends, const Problem& p) {
+  try {
+    const Tactic floor = floor_choice(backends, p);
+    Backend* b = find_backend(backends, floor.backend);
+    std::optional<Tactic> t = b ? b->adaptive_default() : std::nullopt;
+    if (t && can_run(backends, p, *t)) return t;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
 std::optional<Tactic> checked_table_choice(const std::vector<Backend*>& backends,
                                            const std::vector<DefaultRule>& rules, const Problem& p) {
   try {

@@ -18,6 +18,11 @@ using TimerFactory = std::function<std::unique_ptr<Timer>()>;
 // Mirrors Context's fallback; never a backend's tactics()[0]. Throws Error(kUnsupported).
 Tactic floor_choice(const std::vector<Backend*>& backends, const Problem& p);
 
+// The adaptive form of floor_choice(p) (Backend::adaptive_default of the backend whose default
+// is the floor, e.g. "cublaslt:heuristic"): at every M it runs that M's floor. nullopt when that
+// backend has none or it cannot run `p`; never throws.
+std::optional<Tactic> adaptive_floor(const std::vector<Backend*>& backends, const Problem& p);
+
 // The default table's tactic when it covers `p` and its backend can run it, else the floor.
 Tactic default_choice(const std::vector<Backend*>& backends, const std::vector<DefaultRule>& rules,
                       const Problem& p);

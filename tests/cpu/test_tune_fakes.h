@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -38,13 +39,22 @@ class FakeBackend : public Backend {
         for (auto& c : list) out.push_back({name_, c});
     return out;
   }
-  Tactic default_tactic(const Problem&) override { return {name_, default_}; }
+  // The default per M (like cuBLASLt's heuristic, whose first changes with M); empty: default_.
+  std::function<std::string(int64_t)> default_by_m;
+  // The config of adaptive_default() (it runs default_tactic of each problem); empty: none.
+  std::string adaptive;
+  Tactic default_tactic(const Problem& p) override { return {name_, default_by_m ? default_by_m(p.m) : default_}; }
+  std::optional<Tactic> adaptive_default() const override {
+    if (adaptive.empty()) return std::nullopt;
+    return Tactic{name_, adaptive};
+  }
   Verdict can_implement(const Problem&, const Tactic& t) override {
     if (t.backend != name_) return Verdict::no("not mine");
     if (cannot_implement.count(t.config)) return Verdict::no("fake: refused");
     bool extra = false;
     for (auto& [max_m, list] : listed_up_to_m) extra |= std::find(list.begin(), list.end(), t.config) != list.end();
-    if (std::find(configs_.begin(), configs_.end(), t.config) == configs_.end() && t.config != default_ && !extra)
+    if (std::find(configs_.begin(), configs_.end(), t.config) == configs_.end() && t.config != default_ && !extra &&
+        (adaptive.empty() || t.config != adaptive))
       return Verdict::no("fake: unknown config " + t.config);
     return Verdict::yes();
   }

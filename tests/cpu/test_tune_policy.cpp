@@ -179,6 +179,91 @@ TEST_F(PolicyTest, SegmentLowEndCheckGivesTheSegmentToTheDefaultWhereItRegretsLe
   ASSERT_EQ(mild.segments.size(), 1u);
 }
 
+// The adaptive floor ("cublaslt:heuristic" on the GPU): where the heuristic changes its mind
+// inside a segment, its own choice at each M can beat the one kernel chosen where the segment
+// was timed (H200, 1280x8192: M=3000 ran the 256x128 tile the heuristic picks at 3072, 1.107x
+// the best, while the heuristic's choice at 3000 was the best). The edge's segment (59, 64] is
+// timed at its lowest M (60), where the heuristic already runs h1.
+struct AdaptiveFloorTest : PolicyTest {
+  void SetUp() override {
+    PolicyTest::SetUp();
+    cublaslt.adaptive = "adapt";
+    cublaslt.default_by_m = [](int64_t m) { return m < 62 ? std::string("h1") : std::string("heur"); };
+    timer.true_us["cublaslt:adapt"] = 0;  // timed as whatever the floor at that M is
+    timer.at_m = [this](const std::string& name, int64_t m, double t) {
+      if (name == "cublaslt:adapt") return time_of("cublaslt:" + cublaslt.default_by_m(m), m);
+      return name == "cublaslt:heur" && m < 64 ? heur_below_edge : t;
+    };
+  }
+  double heur_below_edge = 14;  // the edge's choice (heur, 10 us at 64) below the edge
+  double time_of(const std::string& name, int64_t m) { return timer.at_m(name, m, timer.true_us.at(name)); }
+  static PolicyOptions options(bool adaptive) {
+    PolicyOptions o;
+    o.check_segment_low_ends = true;
+    o.adaptive_floor = adaptive;
+    return o;
+  }
+};
+
+TEST_F(AdaptiveFloorTest, TakesTheEdgesSegmentWhereTheHeuristicsOwnChoiceRegretsLess) {
+  const Decision fixed = run(options(false));
+  EXPECT_EQ(fixed.choice_for(60), "cublaslt:heur");  // the failure mode: 14 us where h1 takes 10.5
+  EXPECT_EQ(fixed.choice_for(64), "cublaslt:heur");
+
+  const Decision d = run(options(true));
+  EXPECT_EQ(d.choice_for(53), "cutlass:c1");      // the fastest at the samples (10.2 us), fixed
+  EXPECT_EQ(d.choice_for(60), "cublaslt:adapt");  // h1 there, regret 1.0 against heur's 1.33
+  EXPECT_EQ(d.choice_for(64), "cublaslt:adapt");  // heur there: the edge loses nothing
+  EXPECT_EQ(d.choice, "cublaslt:adapt");          // the cache entry's edge choice follows
+  EXPECT_NE(d.reason.find("takes it"), std::string::npos) << d.reason;
+  bool said = false;
+  for (const ChoiceSegment& s : d.segments)
+    for (const CandidateReport& c : s.candidates)
+      if (c.note.find("the adaptive floor takes the segment") != std::string::npos) {
+        said = true;
+        EXPECT_EQ(c.tactic, "cublaslt:adapt");
+        EXPECT_EQ(c.status, "low end");
+      }
+  EXPECT_TRUE(said);
+  // The floor at the sampled M (h1 below 62) was timed there: the adaptive floor's time at the
+  // segment's top.
+  ASSERT_EQ(d.segments.size(), 2u);
+  EXPECT_EQ(d.segments[0].sampled_m, 59);
+  bool timed = false;
+  for (const CandidateReport& c : d.segments[0].candidates) timed |= c.tactic == "cublaslt:h1" && c.status == "finalist";
+  EXPECT_TRUE(timed);
+}
+
+TEST_F(AdaptiveFloorTest, KeepsAFixedChoiceWhereTheHeuristicsChoiceIsSlower) {
+  heur_below_edge = 10;  // heur holds its 10 us down the bucket...
+  timer.true_us["cublaslt:h1"] = 13;  // ...and the heuristic's choice below 62 is slower
+  const Decision d = run(options(true));
+  EXPECT_EQ(d.choice_for(60), "cublaslt:heur");
+  EXPECT_EQ(d.choice, "cublaslt:heur");
+  for (const ChoiceSegment& s : d.segments) EXPECT_NE(s.tactic, "cublaslt:adapt");
+}
+
+TEST_F(AdaptiveFloorTest, ASegmentWhoseContendersRunOneKernelAtBothEndsIsNotTimedAgain) {
+  cublaslt.default_by_m = nullptr;  // the heuristic answers heur at every M...
+  heur_below_edge = 10;             // ...which is the best everywhere
+  timer.at_m = nullptr;
+  const int before = timer.measure_calls;
+  const Decision off = run(options(false));
+  const int calls_off = timer.measure_calls - before;
+  const Decision on = run(options(true));
+  EXPECT_EQ(timer.measure_calls - before - calls_off, calls_off);  // no low-end timing added
+  EXPECT_EQ(on.choice, off.choice);
+  EXPECT_EQ(on.choice, "cublaslt:heur");
+}
+
+TEST(PolicyOptionsTest, AdaptiveFloorIsOnByDefaultForTuning) {
+  EXPECT_TRUE(tuning::policy_options(TuneOptions{}).adaptive_floor);
+  EXPECT_FALSE(PolicyOptions{}.adaptive_floor);
+  TuneOptions off;
+  off.adaptive_floor = false;
+  EXPECT_FALSE(tuning::policy_options(off).adaptive_floor);
+}
+
 // What `fp8gemm explain` prints and `tune --json` writes carry the segments: each sampled M's
 // timings and choice, and where each choice holds.
 TEST_F(PolicyTest, ExplainAndJsonShowTheSegments) {

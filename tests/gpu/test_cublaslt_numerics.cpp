@@ -5,6 +5,7 @@
 #include <random>
 
 #include "gpu_test_util.h"
+#include "measure/graph_timer.h"
 #include "measure/verify.h"
 
 namespace fp8gemm {
@@ -99,6 +100,36 @@ TEST(CublasLtNumerics, FittedTilesRunAtEveryMOfTheirBucket) {
   std::printf("%d fitted tactics, %d runs\n", fitted, runs);
   EXPECT_GT(fitted, 0) << "no tile of the heuristic's lists at m=100, 300 was cut to M";
   EXPECT_GE(runs, 2 * fitted) << "fitted tiles should resolve at most M of their bucket";
+}
+
+// "cublaslt:heuristic" (the adaptive floor a tuned segment may hold) runs, at each M, the
+// heuristic's first there: the same kernel as default_tactic(), so the same output, and the
+// float64 reference passes. It is never listed (tactics() holds fixed configs only).
+TEST(CublasLtNumerics, TheAdaptiveHeuristicRunsEachMsDefault) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  Context& ctx = testing::test_context();
+  Backend* lt = ctx.backend("cublaslt");
+  ASSERT_TRUE(lt && lt->available()) << lt->available().reason;
+  const std::optional<Tactic> h = lt->adaptive_default();
+  ASSERT_TRUE(h.has_value());
+  EXPECT_EQ(h->name(), "cublaslt:heuristic");
+  GraphTimer timer(ctx);
+  for (int64_t m : {1, 17, 100, 300, 700, 3000}) {
+    const Problem q = testing::problem(m, 1280, 1024);
+    ASSERT_TRUE(lt->can_implement(q, *h).ok) << q;
+    EXPECT_EQ(lt->same_tiles_up_to(q, *h), m);  // it re-decides per M: no promise above m
+    for (const Tactic& t : lt->tactics(q)) EXPECT_NE(t.config, "heuristic");
+    const Tactic def = lt->default_tactic(q);
+    EXPECT_EQ(lt->workspace_bytes(q, *h), lt->workspace_bytes(q, def)) << q << " " << def;
+    const CheckResult r = verify_tactic(ctx, q, *h, uint64_t(m));
+    EXPECT_TRUE(r.ok) << q << ": " << r.to_string();
+    // Same inputs, same kernel: the outputs agree (bitwise unless a split-K reduction orders
+    // its partial sums differently from run to run).
+    const double diff = timer.compare_outputs(q, def, {*h}).at(0);
+    if (def.config.find("splitk=1,") != std::string::npos) EXPECT_EQ(diff, 0.0) << q << " " << def;
+    else EXPECT_LE(diff, 0.02) << q << " " << def;
+    EXPECT_EQ(ctx.choose(q, "cublaslt:heuristic", nullptr), *h);  // a named tactic like any other
+  }
 }
 
 }  // namespace

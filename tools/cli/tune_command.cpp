@@ -35,6 +35,7 @@ struct TuneCliOptions {
   double run_budget_s = 0;
   int bucket_samples = 2;
   bool check_segment_ends = true;
+  bool adaptive_floor = true;
   bool retune = false;
 };
 
@@ -118,6 +119,7 @@ void run_tune(const TuneCliOptions& o) {
   to.run_budget_ms = o.run_budget_s * 1000;
   to.bucket_samples = o.bucket_samples;
   to.check_segment_ends = o.check_segment_ends;
+  to.adaptive_floor = o.adaptive_floor;
   to.retune = o.retune;
   for (const std::string& b : o.backends) to.backends.push_back(canonical_backend_name(b));
   ProgressBar bar(problems.size());
@@ -170,6 +172,9 @@ const CommandRegistrar kRegister([](CLI::App& app) {
       ->check(CLI::Range(0, 8));
   cmd->add_flag("--check-segment-ends,!--no-check-segment-ends", o.check_segment_ends,
                 "time each sub-bucket challenger again at its segment's lowest M (default on)");
+  cmd->add_flag("--adaptive-floor,!--no-adaptive-floor", o.adaptive_floor,
+                "let cuBLASLt's heuristic, re-asked at each M, compete for every segment at its lowest M "
+                "(needs the segment check; default on)");
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });

@@ -162,6 +162,8 @@ class CublasLtBackend final : public Backend {
     return Tactic{"cublaslt", cublaslt::format_config(cublaslt::read_config(results[0].algo, true))};
   }
 
+  std::optional<Tactic> adaptive_default() const override { return Tactic{"cublaslt", kAdaptiveConfig}; }
+
   Verdict can_implement(const Problem& p, const Tactic& t) override {
     if (t.backend != "cublaslt") return Verdict::no("not a cublaslt tactic: " + t.name());
     if (Verdict v = available(); !v.ok) return v;
@@ -195,6 +197,9 @@ class CublasLtBackend final : public Backend {
   }
 
  private:
+  // "cublaslt:heuristic": whatever default_tactic() answers for the problem it runs (memoized
+  // per problem like any other config; never listed by tactics(), whose entries are fixed).
+  static constexpr const char* kAdaptiveConfig = "heuristic";
   static constexpr int kHeuristicCount = 32;
   // Extra heuristic queries with these workspace limits (see tactics()), this many results each.
   static constexpr uint64_t kSmallWorkspaces[] = {0, 4ull << 20};
@@ -315,6 +320,21 @@ class CublasLtBackend final : public Backend {
     return c;
   }
 
+  // The heuristic's first for `p` (what default_tactic names), checked like a named config.
+  CheckedAlgo heuristic_first(const Problem& p) {
+    CheckedAlgo c;
+    if (Verdict v = scales_supported(p); !v.ok) {
+      c.verdict = v;
+      return c;
+    }
+    const auto results = heuristics(p, true, 1, max_workspace_);
+    if (results.empty()) {
+      c.verdict = Verdict::no("cuBLASLt's heuristic has no algorithm for this problem");
+      return c;
+    }
+    return check(p, cublaslt::read_config(results[0].algo, true));
+  }
+
   // Rebuilds the algorithm from its name alone and checks it against `p`; memoized.
   const CheckedAlgo& checked_algo(const Problem& p, const std::string& config) {
     {
@@ -326,8 +346,13 @@ class CublasLtBackend final : public Backend {
         if (it != by_name->second.end()) return it->second;
       }
     }
-    const AlgoConfig named = cublaslt::parse_config(config);  // throws on a malformed name
     CheckedAlgo c;
+    if (config == kAdaptiveConfig) {
+      c = heuristic_first(p);
+      std::unique_lock lock(mutex_);
+      return algo_memo_[config].emplace(p, c).first->second;
+    }
+    const AlgoConfig named = cublaslt::parse_config(config);  // throws on a malformed name
     // A fitted tile resolves to the height fitted to p.m; where cuBLASLt lacks that tile or
     // rejects it, the next heights up (+8, +16, +24) are tried, in that order.
     for (uint32_t extra = 0; extra <= (named.fitted() ? 24u : 0u); extra += 8) {
