@@ -332,6 +332,17 @@ std::vector<ChoiceSegment> extended_upwards(std::vector<ChoiceSegment> segments,
   return segments;
 }
 
+// The name of floor_choice at M = m for `problem`'s shape; empty when no backend can run it.
+std::string fixed_floor(const std::vector<Backend*>& backends, const Problem& problem, int64_t m) {
+  Problem q = problem;
+  q.m = m;
+  try {
+    return floor_choice(backends, q).name();
+  } catch (const std::exception&) {
+    return std::string();
+  }
+}
+
 // The time of `name` among what was timed at one M (`rows`); 0 when it was not timed there.
 double timed_us(const std::vector<CandidateReport>& rows, const std::string& name) {
   for (const CandidateReport& c : rows)
@@ -353,21 +364,14 @@ double timed_us(const std::vector<CandidateReport>& rows, const std::string& nam
 // floor there was timed), and the edge's own segment is checked too: a fixed tactic chosen at one
 // M can lose to what the heuristic picks a few M lower (H200 session 6: M=3000 of 1280x8192 ran
 // the 256x128 tile chosen at 3072, 1.107x the best, while the heuristic's choice at 3000 was the
-// best). A segment whose contenders all run the same kernel at both ends is not timed.
+// best). It competes only where the heuristic's choice at the lowest M differs from its choice
+// at the sampled M: elsewhere it is one fixed tactic, already weighed there (and the check would
+// cost ~17 s more of the whole-suite tune, session 7).
 void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem,
                     const std::vector<Backend*>& backends, const std::vector<CandidateReport>& edge_rows,
                     Timer& timer, const PolicyOptions& o) {
   const double budget_us = 0.25 * o.key_budget_ms * 1e3;  // per check
   const std::optional<Tactic> adaptive = o.adaptive_floor ? adaptive_floor(backends, problem) : std::nullopt;
-  auto fixed_floor = [&](int64_t m) {
-    Problem q = problem;
-    q.m = m;
-    try {
-      return floor_choice(backends, q).name();
-    } catch (const std::exception&) {
-      return std::string();
-    }
-  };
   int64_t previous = bucket_lower(problem.m);
   for (size_t i = 0; i < segments.size(); previous = segments[i].m_max, ++i) {
     ChoiceSegment& s = segments[i];
@@ -383,15 +387,14 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     };
     std::vector<Contender> contenders{{s.tactic, s.us}};
     if (s.default_tactic != s.tactic) contenders.push_back({s.default_tactic, s.default_us});
+    // Only where the heuristic changes its mind inside the segment is the adaptive floor more
+    // than one fixed tactic, which the rule at the sampled M has already weighed.
     std::string floor_low;  // the floor's kernel at the lowest M: what the adaptive floor runs there
     if (adaptive) {
-      floor_low = fixed_floor(q.m);
-      const std::string floor_top = fixed_floor(s.sampled_m);
+      floor_low = fixed_floor(backends, problem, q.m);
+      const std::string floor_top = fixed_floor(backends, problem, s.sampled_m);
       const double at_top = floor_top.empty() ? 0 : timed_us(edge ? edge_rows : s.candidates, floor_top);
-      const bool fixed_everywhere = floor_low == floor_top;  // then it is one of the fixed contenders or new
-      bool redundant = false;
-      for (const Contender& c : contenders) redundant |= fixed_everywhere && c.name == floor_low;
-      if (at_top > 0 && !floor_low.empty() && !redundant) contenders.push_back({adaptive->name(), at_top});
+      if (at_top > 0 && !floor_low.empty() && floor_low != floor_top) contenders.push_back({adaptive->name(), at_top});
     }
     if (contenders.size() < 2) continue;
 
@@ -564,11 +567,15 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
       q.m = std::max(floor_m, covered + 1);
       if (q.m >= problem.m) break;
       const Tactic reference = o.default_at ? o.default_at(q) : default_tactic;
+      // The adaptive floor competes for this sample's segment only where the heuristic changes
+      // its mind inside it; then its time here (the floor's at q) is needed.
       std::optional<Tactic> floor_here;
-      if (o.adaptive_floor && o.check_segment_low_ends) try {
-          floor_here = floor_choice(backends, q);
-        } catch (const std::exception&) {
-        }
+      if (o.adaptive_floor && o.check_segment_low_ends) {
+        const int64_t below = d.sampled_ms.empty() ? bucket_lower(problem.m) : std::max(d.sampled_ms.back(), covered);
+        const int64_t start = below + 1;  // where this sample's segment starts, about
+        const std::string floor_q = fixed_floor(backends, problem, q.m);
+        if (!floor_q.empty() && floor_q != fixed_floor(backends, problem, start)) floor_here = Tactic::parse(floor_q);
+      }
       if (auto s = decide_at_sample(q, backends, reference, from_edge, pruned_at_edge, listed_at_edge, floor_here,
                                     budget_us, d.threshold, timer, o)) {
         d.sampled_ms.push_back(q.m);

@@ -87,6 +87,7 @@ class FakeTimer : public Timer {
   double* clock_ms = nullptr;           // advanced by replays * calls * time
   int measure_calls = 0, compare_calls = 0;
   std::vector<std::vector<Tactic>> measured;
+  std::vector<int64_t> measured_m;  // the M of each measure() call
   std::vector<std::vector<Tactic>> compared;
 
   // (tactic, m, time) -> time at that M (default: the same at every M)
@@ -95,6 +96,7 @@ class FakeTimer : public Timer {
   std::vector<Timing> measure(const Problem& p, const std::vector<Tactic>& c, const MeasureOptions& o) override {
     ++measure_calls;
     measured.push_back(c);
+    measured_m.push_back(p.m);
     std::vector<Timing> out(c.size());
     const int calls = o.calls_per_replay > 0 ? o.calls_per_replay : 20;
     for (size_t i = 0; i < c.size(); ++i) {

@@ -225,13 +225,29 @@ TEST_F(AdaptiveFloorTest, TakesTheEdgesSegmentWhereTheHeuristicsOwnChoiceRegrets
         EXPECT_EQ(c.status, "low end");
       }
   EXPECT_TRUE(said);
-  // The floor at the sampled M (h1 below 62) was timed there: the adaptive floor's time at the
-  // segment's top.
-  ASSERT_EQ(d.segments.size(), 2u);
-  EXPECT_EQ(d.segments[0].sampled_m, 59);
-  bool timed = false;
-  for (const CandidateReport& c : d.segments[0].candidates) timed |= c.tactic == "cublaslt:h1" && c.status == "finalist";
-  EXPECT_TRUE(timed);
+}
+
+// The adaptive floor's time at a sampled M is the floor's there, timed with the sample where the
+// heuristic changes its mind inside that sample's segment: here it answers enum0 up to 54 and h1
+// above, so the segment of 59 (from 54) times h1 at 59, although h1 lost the edge's short round.
+TEST_F(AdaptiveFloorTest, TheFloorIsTimedAtASampleWhereTheHeuristicChangesItsMindBelowIt) {
+  cublaslt.default_by_m = [](int64_t m) { return m <= 54 ? "enum0" : m < 62 ? "h1" : "heur"; };
+  timer.true_us["cublaslt:enum0"] = 20;
+  timer.true_us["cublaslt:h1"] = 14;  // pruned at the edge too (> 1.3x heur's 10)
+  PolicyOptions o = options(true);
+  o.sampled_pruned = 0;  // so nothing else brings the edge's pruned h1 to the samples
+  const Decision d = run(o);
+  ASSERT_EQ(d.sampled_ms, (std::vector<int64_t>{53, 59}));
+  auto timed_at = [&](int64_t m, const std::string& name) {
+    for (size_t i = 0; i < timer.measured.size(); ++i)
+      if (timer.measured_m[i] == m)
+        for (const Tactic& t : timer.measured[i])
+          if (t.name() == name) return true;
+    return false;
+  };
+  EXPECT_TRUE(timed_at(59, "cublaslt:h1"));
+  for (const CandidateReport& c : d.candidates)
+    if (c.tactic == "cublaslt:h1") EXPECT_EQ(c.status, "pruned");
 }
 
 TEST_F(AdaptiveFloorTest, KeepsAFixedChoiceWhereTheHeuristicsChoiceIsSlower) {
@@ -243,7 +259,7 @@ TEST_F(AdaptiveFloorTest, KeepsAFixedChoiceWhereTheHeuristicsChoiceIsSlower) {
   for (const ChoiceSegment& s : d.segments) EXPECT_NE(s.tactic, "cublaslt:adapt");
 }
 
-TEST_F(AdaptiveFloorTest, ASegmentWhoseContendersRunOneKernelAtBothEndsIsNotTimedAgain) {
+TEST_F(AdaptiveFloorTest, NothingMoreIsTimedWhereTheHeuristicKeepsItsChoice) {
   cublaslt.default_by_m = nullptr;  // the heuristic answers heur at every M...
   heur_below_edge = 10;             // ...which is the best everywhere
   timer.at_m = nullptr;
