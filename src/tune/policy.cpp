@@ -40,6 +40,10 @@ int expected_calls(double call_us) { return calls_per_replay_for(call_us, GraphT
 // How tactics are timed at an M below the edge (a sampled M, a segment's lowest M): one warm-up
 // and 5 timed replays each, in one round-robin.
 constexpr MeasureOptions kBelowEdgeRound{0, 5, 1};
+// How a segment's lowest M is timed: one warm-up and 3 timed replays. It compares two to four
+// tactics whose differences there are the point (the H200's were 3-18%, session 7), and the
+// whole-suite tune has ~440 such checks to fit in its 2 minutes.
+constexpr MeasureOptions kLowEndRound{0, 3, 1};
 
 // The estimated cost of one tactic in kBelowEdgeRound at q; only for budgeting.
 double below_edge_cost_us(const Problem& q) {
@@ -105,12 +109,14 @@ RoundPlan plan_rounds(const Problem& p, size_t n_candidates, const PolicyOptions
   const double budget_us = o.key_budget_ms * 1e3;
 
   // Short round: one warm-up and one timed replay of a few calls; enough to drop the clearly
-  // slower (> prune_ratio x best). It may take ~40% of the budget. Calls of >= 200 us get one
+  // slower (> prune_ratio x best). It may take ~40% of the budget. Calls of >= 150 us get one
   // call per replay, and one such replay scatters by ~5% (H200 tune, M >= 1024: short-round /
   // full-round time had a 5-7% spread, against 1.5-2.5% at M <= 128), which decides the few
   // finalists a large key can afford; so they get the median of three replays and no warm-up
   // (a slow first replay is outvoted), 1.5x the time of warm-up + one.
-  const int short_calls = int(std::clamp(std::ceil(200.0 / t), 1.0, 20.0));
+  // Replays of ~150 us (session 7; 200 before): enough to prune at 1.3x, and at small M, where
+  // 50-90 candidates take the short round, it is ~4% of the whole-suite tune.
+  const int short_calls = int(std::clamp(std::ceil(150.0 / t), 1.0, 20.0));
   plan.rounds.short_round = short_calls == 1 ? MeasureOptions{1, 3, 0} : MeasureOptions{short_calls, 1, 1};
   const double short_cost =
       double(plan.rounds.short_round.replays + plan.rounds.short_round.warmup_replays) * short_calls * t;
@@ -370,7 +376,10 @@ double timed_us(const std::vector<CandidateReport>& rows, const std::string& nam
 void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem,
                     const std::vector<Backend*>& backends, const std::vector<CandidateReport>& edge_rows,
                     Timer& timer, const PolicyOptions& o) {
-  const double budget_us = 0.25 * o.key_budget_ms * 1e3;  // per check
+  // A quarter of the key budget for the edge's segment, and a quarter for all the others
+  // together (at large M, where a check costs most, that is one of them).
+  const double budget_us = 0.25 * o.key_budget_ms * 1e3;
+  double spent_below_edge_us = 0;
   const std::optional<Tactic> adaptive = o.adaptive_floor ? adaptive_floor(backends, problem) : std::nullopt;
   int64_t previous = bucket_lower(problem.m);
   for (size_t i = 0; i < segments.size(); previous = segments[i].m_max, ++i) {
@@ -410,8 +419,10 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
         const Tactic there = o.default_at(q);
         if (!(adaptive && there.name() == floor_low)) add(there);
       }
-      if (double(list.size()) * below_edge_cost_us(q) > budget_us) continue;
-      r = timer.measure(q, list, kBelowEdgeRound);
+      const double cost_us = double(list.size()) * below_edge_cost_us(q);
+      if (cost_us > budget_us - (edge ? 0 : spent_below_edge_us)) continue;
+      if (!edge) spent_below_edge_us += cost_us;
+      r = timer.measure(q, list, kLowEndRound);
     } catch (const std::exception&) {
       continue;
     }
