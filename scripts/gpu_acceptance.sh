@@ -44,7 +44,7 @@ for PHASE in $PHASES; do
 case "$PHASE" in
   tests|bench)
     # Each step has a time cap so that one slow step cannot take the whole call down with it.
-    step gpu_tests timeout 150 "$BIN/fp8gemm_gpu_tests" --gtest_brief=1 --gtest_filter="${GTEST_FILTER:-*}" \
+    step gpu_tests timeout 240 "$BIN/fp8gemm_gpu_tests" --gtest_brief=1 --gtest_filter="${GTEST_FILTER:-*}" \
       --gtest_output=xml:"$OUT/logs/gpu_tests.xml"
     step check timeout 60 "$F" check --quiet
     [ "$PHASE" = tests ] && continue

@@ -31,8 +31,10 @@ struct PolicyOptions {
   int bucket_samples = 2;
   int sampled_finalists = 6;
   // Then up to this many of the candidates the edge's short round pruned, fastest first: a
-  // tile that wastes a wave at the edge may be the best fit lower in the bucket.
-  int sampled_pruned = 4;
+  // tile that wastes a wave at the edge may be the best fit lower in the bucket. One: in three
+  // whole-suite tunes on the H200 (session 7, 4 of them timed per sample) one of ~1100 segments
+  // below an edge went to a tactic the edge had pruned, and the samples are ~40% of the tune.
+  int sampled_pruned = 1;
   // A segment below the edge whose choice is a challenger is timed again at its lowest M
   // against its default, which takes the segment where its worse regret over both ends is
   // smaller (docs/tuning.md "Checking a segment's lowest M"). Off here, on through TuneOptions.

@@ -280,6 +280,23 @@ TEST(PolicyOptionsTest, AdaptiveFloorIsOnByDefaultForTuning) {
   EXPECT_FALSE(tuning::policy_options(off).adaptive_floor);
 }
 
+// A tactic the edge's short round pruned (a tile that wastes a wave at the edge) is timed at the
+// samples too, the fastest pruned one only, and wins where it is the best.
+TEST_F(PolicyTest, TheFastestTacticPrunedAtTheEdgeCompetesAtTheSamples) {
+  timer.true_us["cublaslt:enum0"] = 14;  // pruned at the edge (> 1.3x heur's 10)...
+  timer.true_us["cutlass:c0"] = 15;      // ...and this one too, slower
+  timer.at_m = [](const std::string& name, int64_t m, double t) {
+    return m < 64 && name == "cublaslt:enum0" ? 6.0 : m < 64 && name == "cutlass:c0" ? 5.0 : t;
+  };
+  const Decision d = run();
+  EXPECT_EQ(PolicyOptions{}.sampled_pruned, 1);
+  EXPECT_EQ(d.choice_for(53), "cublaslt:enum0");  // c0 would be faster there, but only the fastest pruned is timed
+  EXPECT_EQ(d.choice_for(64), "cublaslt:heur");
+  PolicyOptions none;
+  none.sampled_pruned = 0;
+  EXPECT_EQ(run(none).choice_for(53), "cublaslt:heur");
+}
+
 // The low-end checks below the edge share one quarter of the key budget (the edge's segment has
 // its own): at large M, where each check costs most, that is about one check per key.
 TEST_F(PolicyTest, LowEndChecksBelowTheEdgeShareAQuarterOfTheKeyBudget) {
