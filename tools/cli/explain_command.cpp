@@ -41,16 +41,23 @@ void run_explain(const ExplainOptions& o) {
   a.out_type = parse_dtype(o.out_dtype);
   const Problem p = validate_problem(a, ctx.device());
   if (!o.cache.empty()) load_cache(ctx, o.cache);
+  // An adaptive tactic ("cublaslt:heuristic") is shown with the kernel it runs at this M.
+  auto shown = [&](const Tactic& t) {
+    Backend* b = ctx.backend(t.backend);
+    if (!b || b->adaptive_default() != t) return t.name();
+    return t.name() + " (here " + b->default_tactic(p).name() + ")";
+  };
   std::cout << ctx.device().to_string() << "\n"
             << "problem   " << p << "  (bucket m<=" << m_bucket(p.m) << ")\n"
-            << "auto now  " << ctx.choose(p, "auto").name() << "  (from the cache, the default table or cuBLASLt)\n\n";
+            << "auto now  " << shown(ctx.choose(p, "auto")) << "  (from the cache, the default table or cuBLASLt)\n\n";
 
   // Measured afresh (retune) and only in memory: explain never writes a cache file.
   TuneOptions to;
   to.key_budget_ms = o.key_budget_ms;
   to.retune = true;
   const Decision d = tune(ctx, {p}, to).front();
-  std::cout << tuning::explain_text(d) << "auto at M=" << p.m << " after this tune: " << d.choice_for(p.m) << "\n";
+  std::cout << tuning::explain_text(d) << "auto at M=" << p.m
+            << " after this tune: " << shown(Tactic::parse(d.choice_for(p.m))) << "\n";
 }
 
 const CommandRegistrar kRegister([](CLI::App& app) {
