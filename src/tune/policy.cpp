@@ -625,8 +625,7 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
   if (edge.winner)
     return finish(edge.winner->tactic.name() + " is " + percent(1.0 - edge.winner->median_us / d.default_us) +
                   " faster than the default (" + us(edge.winner->median_us) + " vs " + us(d.default_us) + "), beyond " +
-                  rule +
-                  ", and its output matches the default's" + below);
+                  rule + ", and its output matches the default's" + below);
   if (!edge.faster.empty())
     return finish("kept the default: every challenger faster by more than " + rule + " produced a different output" +
                   below);
