@@ -80,6 +80,11 @@ std::string explain_text(const Decision& d) {
        << ")\n";
     for (const CandidateReport& c : s.candidates) candidate_row(os, c, s.default_us, s.tactic);
   }
+  if (!d.segments.empty() && !d.segments.back().candidates.empty()) {  // the edge's segment, timed at its lowest M
+    const ChoiceSegment& s = d.segments.back();
+    os << "\nthe edge's segment (M up to " << s.m_max << ")\n";
+    for (const CandidateReport& c : s.candidates) candidate_row(os, c, s.default_us, s.tactic);
+  }
   os << "\nchoice    " << d.choice << "\n";
   if (d.segments.size() > 1)
     for (size_t i = 0; i < d.segments.size(); ++i)

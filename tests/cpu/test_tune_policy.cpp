@@ -225,6 +225,12 @@ TEST_F(AdaptiveFloorTest, TakesTheEdgesSegmentWhereTheHeuristicsOwnChoiceRegrets
         EXPECT_EQ(c.status, "low end");
       }
   EXPECT_TRUE(said);
+  // explain shows the edge's segment's timings; the segments merged below it keep theirs.
+  EXPECT_NE(tuning::explain_text(d).find("the adaptive floor takes the segment"), std::string::npos);
+  bool kept = false;
+  for (const CandidateReport& c : d.segments[0].candidates)
+    kept |= c.status == "low end" && c.note.find("at M=49") != std::string::npos;
+  EXPECT_TRUE(kept) << "the low-end timings of the segment of 53, merged into the one of 59";
 }
 
 // The adaptive floor's time at a sampled M is the floor's there, timed with the sample where the
