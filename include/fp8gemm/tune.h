@@ -96,6 +96,10 @@ struct TuneOptions {
   // at each call's M) competes for each segment too, and the edge's segment is checked as well
   // (docs/tuning.md "The adaptive floor").
   bool adaptive_floor = true;
+  // With check_segment_ends: a segment whose lowest M and sampled M each prefer another tactic by
+  // more than the threshold is split in the middle (docs/tuning.md "Splitting a segment"; off:
+  // not yet measured on a GPU).
+  bool split_segments = false;
   // Called after each key (done counts keys finished, of total).
   std::function<void(size_t done, size_t total, const Decision&)> progress;
 };

@@ -63,6 +63,7 @@ PolicyOptions policy_options(const TuneOptions& o) {
   p.bucket_samples = o.bucket_samples;
   p.check_segment_low_ends = o.check_segment_ends;
   p.adaptive_floor = o.adaptive_floor;
+  p.split_segments = o.split_segments;
   return p;
 }
 
@@ -349,6 +350,52 @@ std::string fixed_floor(const std::vector<Backend*>& backends, const Problem& pr
   }
 }
 
+// A tactic that may take a segment after its lowest M is timed.
+struct Contender {
+  std::string name;
+  double at_sampled = 0;  // its time at the segment's sampled M
+  double at_low = 0;      // at the segment's lowest M (0: not timed or failed there)
+};
+
+// PolicyOptions::split_segments (off by default, not yet measured on a GPU). Segment i was timed
+// at its lowest M (`low`; its low-end rows are the last of its candidates), contenders[0] is
+// its choice. Where another contender is faster at the lowest M by more than `threshold` and
+// slower at the sampled M by more than it too, each end prefers its own and neither fits the
+// whole segment (H200, 4096x21504: CUTLASS 64x128 won at 213 by 13%, lost at 193 by 9%, and at
+// 200 was 1.2x the best in every run): the lower half goes to the fastest at the lowest M, the
+// upper half stays the choice's. Returns whether it split (segments[i] is then the lower half).
+bool split_at_middle(std::vector<ChoiceSegment>& segments, size_t i, int64_t low,
+                     const std::vector<Contender>& c, double threshold) {
+  ChoiceSegment& s = segments[i];
+  if (c.size() < 2 || !(c[0].at_low > 0) || s.sampled_m - low < 2) return false;
+  size_t best = 0;
+  for (size_t j = 1; j < c.size(); ++j)
+    if (c[j].at_low > 0 && c[j].at_low < c[best].at_low) best = j;
+  if (best == 0 || c[0].at_low <= c[best].at_low * (1 + threshold) ||
+      c[best].at_sampled <= c[0].at_sampled * (1 + threshold))
+    return false;
+  ChoiceSegment lower;
+  lower.m_max = low + (s.sampled_m - low) / 2;
+  lower.sampled_m = low;
+  lower.tactic = c[best].name;
+  lower.default_tactic = s.default_tactic;
+  lower.us = c[best].at_low;
+  lower.default_us = c[0].at_low;
+  for (const Contender& x : c)
+    if (x.name == s.default_tactic) lower.default_us = x.at_low;
+  // The low-end rows were timed at the lower half's M: they go with it.
+  for (auto it = s.candidates.begin(); it != s.candidates.end();)
+    if (it->status == "low end" || it->status == "failed") {
+      if (it->tactic == lower.tactic) it->note += "; takes the lower half, up to M=" + std::to_string(lower.m_max);
+      lower.candidates.push_back(std::move(*it));
+      it = s.candidates.erase(it);
+    } else {
+      ++it;
+    }
+  segments.insert(segments.begin() + long(i), std::move(lower));
+  return true;
+}
+
 // The time of `name` among what was timed at one M (`rows`); 0 when it was not timed there.
 double timed_us(const std::vector<CandidateReport>& rows, const std::string& name) {
   for (const CandidateReport& c : rows)
@@ -375,7 +422,7 @@ double timed_us(const std::vector<CandidateReport>& rows, const std::string& nam
 // cost ~17 s more of the whole-suite tune, session 7).
 void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem,
                     const std::vector<Backend*>& backends, const std::vector<CandidateReport>& edge_rows,
-                    Timer& timer, const PolicyOptions& o) {
+                    double threshold, Timer& timer, const PolicyOptions& o) {
   // A quarter of the key budget for the edge's segment, and a quarter for all the others
   // together (at large M, where a check costs most, that is one of them).
   const double budget_us = 0.25 * o.key_budget_ms * 1e3;
@@ -390,10 +437,6 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     q.m = previous + 1;
     if (q.m >= s.sampled_m || !(s.us > 0) || !(s.default_us > 0)) continue;
 
-    struct Contender {
-      std::string name;
-      double at_sampled;  // its time at the sampled M
-    };
     std::vector<Contender> contenders{{s.tactic, s.us}};
     if (s.default_tactic != s.tactic) contenders.push_back({s.default_tactic, s.default_us});
     // Only where the heuristic changes its mind inside the segment is the adaptive floor more
@@ -446,6 +489,11 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     const size_t first_row = s.candidates.size();
     for (const Timing& x : r)
       s.candidates.push_back({x.tactic.name(), x.ok ? "low end" : "failed", x.median_us, -1, x.ok ? at : x.error});
+    for (size_t j = 0; j < contenders.size(); ++j) contenders[j].at_low = r[j].ok ? r[j].median_us : 0;
+    if (o.split_segments && split_at_middle(segments, i, q.m, contenders, threshold)) {
+      ++i;  // the upper half, still the choice's
+      continue;
+    }
     if (winner == 0) continue;
     s.candidates[first_row + winner].note +=
         winner == contenders.size() - 1 && adaptive && contenders[winner].name == adaptive->name()
@@ -607,7 +655,7 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
   segments = extended_upwards(std::move(segments), problem, backends);
   std::string edge_note;
   if (o.check_segment_low_ends) {
-    check_low_ends(segments, problem, backends, d.candidates, timer, o);
+    check_low_ends(segments, problem, backends, d.candidates, d.threshold, timer, o);
     phase("low_ends");
     if (segments.back().tactic != d.choice) {
       edge_note = "; timed at the lowest M of the edge's segment, " + segments.back().tactic +

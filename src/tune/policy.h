@@ -43,6 +43,10 @@ struct PolicyOptions {
   // "cublaslt:heuristic") is a contender too, the floor at each sampled M is timed for it, and
   // the edge's own segment is checked as well. Off here, on through TuneOptions.
   bool adaptive_floor = false;
+  // With check_segment_low_ends: where the two ends of a segment each prefer another contender by
+  // more than the threshold, the lower half goes to the lowest M's best (off: the contender
+  // with the smaller worse regret takes all). Not yet measured on a GPU; off everywhere.
+  bool split_segments = false;
   // Tactics a backend lists at a sampled M but not at the edge (cuBLASLt's heuristic answers
   // per M) also timed there, at most this many per M; 0: only the edge's candidates compete.
   int sample_newcomers = 4;

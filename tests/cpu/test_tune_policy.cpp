@@ -303,6 +303,34 @@ TEST_F(PolicyTest, TheFastestTacticPrunedAtTheEdgeCompetesAtTheSamples) {
   EXPECT_EQ(run(none).choice_for(53), "cublaslt:heur");
 }
 
+// Opt-in (not yet measured on a GPU): where each end of a segment prefers another tactic by more
+// than the threshold (c1 25% faster at 53, 40% slower at 49), the lowest M's best takes the lower
+// half instead of one of them taking it all.
+TEST_F(PolicyTest, SplitSegmentsGivesEachEndsBestItsHalf) {
+  timer.true_us["cutlass:c1"] = 8;
+  timer.at_m = [](const std::string& name, int64_t m, double t) { return name == "cutlass:c1" && m <= 50 ? 14.0 : t; };
+  PolicyOptions o;
+  o.check_segment_low_ends = true;
+  const Decision whole = run(o);
+  EXPECT_EQ(whole.choice_for(49), "cublaslt:heur");  // smaller worse regret: 1.25 against 1.4
+  EXPECT_EQ(whole.choice_for(52), "cublaslt:heur");
+  o.split_segments = true;
+  const Decision d = run(o);
+  EXPECT_EQ(d.choice_for(49), "cublaslt:heur");
+  EXPECT_EQ(d.choice_for(51), "cublaslt:heur");  // 49 + (53 - 49) / 2
+  EXPECT_EQ(d.choice_for(52), "cutlass:c1");
+  EXPECT_EQ(d.choice_for(64), "cutlass:c1");
+  bool said = false;
+  for (const ChoiceSegment& s : d.segments)
+    for (const CandidateReport& c : s.candidates) said |= c.note.find("takes the lower half, up to M=51") != std::string::npos;
+  EXPECT_TRUE(said);
+  // A loss at the low end within the threshold (1%; the threshold is 1.5%) splits nothing.
+  timer.at_m = [](const std::string& name, int64_t m, double t) { return name == "cutlass:c1" && m <= 50 ? 10.1 : t; };
+  EXPECT_EQ(run(o).choice_for(49), "cutlass:c1");
+  EXPECT_FALSE(PolicyOptions{}.split_segments);
+  EXPECT_FALSE(tuning::policy_options(TuneOptions{}).split_segments);
+}
+
 // The low-end checks below the edge share one quarter of the key budget (the edge's segment has
 // its own): at large M, where each check costs most, that is about one check per key.
 TEST_F(PolicyTest, LowEndChecksBelowTheEdgeShareAQuarterOfTheKeyBudget) {

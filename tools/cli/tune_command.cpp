@@ -36,6 +36,7 @@ struct TuneCliOptions {
   int bucket_samples = 2;
   bool check_segment_ends = true;
   bool adaptive_floor = true;
+  bool split_segments = false;
   bool retune = false;
 };
 
@@ -120,6 +121,7 @@ void run_tune(const TuneCliOptions& o) {
   to.bucket_samples = o.bucket_samples;
   to.check_segment_ends = o.check_segment_ends;
   to.adaptive_floor = o.adaptive_floor;
+  to.split_segments = o.split_segments;
   to.retune = o.retune;
   for (const std::string& b : o.backends) to.backends.push_back(canonical_backend_name(b));
   ProgressBar bar(problems.size());
@@ -175,6 +177,9 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_flag("--adaptive-floor,!--no-adaptive-floor", o.adaptive_floor,
                 "let cuBLASLt's heuristic, re-asked at each M, compete for every segment at its lowest M "
                 "(needs the segment check; default on)");
+  cmd->add_flag("--split-segments,!--no-split-segments", o.split_segments,
+                "split a segment whose two ends each prefer another tactic (needs the segment check; default off, "
+                "not yet measured)");
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });
