@@ -1,0 +1,204 @@
+#include "tune/segment_ends.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "tune/tuner.h"
+
+namespace fp8gemm::tuning {
+
+namespace {
+
+// How a segment's lowest M is timed: one warm-up and 3 timed replays. It compares two to four
+// tactics whose differences there are the point (the H200's were 3-18%, session 7), and the
+// whole-suite tune has ~440 such checks to fit in its 2 minutes.
+constexpr MeasureOptions kLowEndRound{0, 3, 1};
+
+// A tactic that may take a segment after its lowest M is timed.
+struct Contender {
+  std::string name;
+  double at_sampled = 0;  // its time at the segment's sampled M
+  double at_low = 0;      // at the segment's lowest M (0: not timed or failed there)
+};
+
+// PolicyOptions::split_segments (off by default, not yet measured on a GPU). Segment i was timed
+// at its lowest M (`low`; its low-end rows are the last of its candidates), contenders[0] is
+// its choice. Where another contender is faster at the lowest M by more than `threshold` and
+// slower at the sampled M by more than it too, each end prefers its own and neither fits the
+// whole segment (H200, 4096x21504: CUTLASS 64x128 won at 213 by 13%, lost at 193 by 9%, and at
+// 200 was 1.2x the best in every run): the lower half goes to the fastest at the lowest M, the
+// upper half stays the choice's. Returns whether it split (segments[i] is then the lower half).
+bool split_at_middle(std::vector<ChoiceSegment>& segments, size_t i, int64_t low,
+                     const std::vector<Contender>& c, double threshold) {
+  ChoiceSegment& s = segments[i];
+  if (c.size() < 2 || !(c[0].at_low > 0) || s.sampled_m - low < 2) return false;
+  size_t best = 0;
+  for (size_t j = 1; j < c.size(); ++j)
+    if (c[j].at_low > 0 && c[j].at_low < c[best].at_low) best = j;
+  if (best == 0 || c[0].at_low <= c[best].at_low * (1 + threshold) ||
+      c[best].at_sampled <= c[0].at_sampled * (1 + threshold))
+    return false;
+  ChoiceSegment lower;
+  lower.m_max = low + (s.sampled_m - low) / 2;
+  lower.sampled_m = low;
+  lower.tactic = c[best].name;
+  lower.default_tactic = s.default_tactic;
+  lower.us = c[best].at_low;
+  lower.default_us = c[0].at_low;
+  for (const Contender& x : c)
+    if (x.name == s.default_tactic) lower.default_us = x.at_low;
+  // The low-end rows were timed at the lower half's M: they go with it.
+  for (auto it = s.candidates.begin(); it != s.candidates.end();)
+    if (it->status == "low end" || it->status == "failed") {
+      if (it->tactic == lower.tactic) it->note += "; takes the lower half, up to M=" + std::to_string(lower.m_max);
+      lower.candidates.push_back(std::move(*it));
+      it = s.candidates.erase(it);
+    } else {
+      ++it;
+    }
+  segments.insert(segments.begin() + long(i), std::move(lower));
+  return true;
+}
+
+// The time of `name` among what was timed at one M (`rows`); 0 when it was not timed there.
+double timed_us(const std::vector<CandidateReport>& rows, const std::string& name) {
+  for (const CandidateReport& c : rows)
+    if (c.tactic == name && c.time_us > 0 && (c.status == "default" || c.status == "finalist" ||
+                                              c.status == "mismatch" || c.status == "pruned"))
+      return c.time_us;
+  return 0;
+}
+
+}  // namespace
+
+std::string fixed_floor(const std::vector<Backend*>& backends, const Problem& problem, int64_t m) {
+  Problem q = problem;
+  q.m = m;
+  try {
+    return floor_choice(backends, q).name();
+  } catch (const std::exception&) {
+    return std::string();
+  }
+}
+
+
+// PolicyOptions::check_segment_low_ends (off in PolicyOptions{}, on through TuneOptions{} since
+// session 6: docs/tuning.md "Checking a segment's lowest M"). A segment whose choice is a
+// challenger is timed again at its lowest M, with its default (and the default there); the
+// segment goes to whichever regrets less over the two ends (at the lowest M, and at the sampled
+// M where the challenger won). Why: a tactic's time can fall as M grows within one tile count
+// (H200, 4096x8192: CUTLASS 64x128 18.2 us at M=193, 15.0 at 213, cuBLASLt's best 15.6), so a
+// choice measured at a segment's top can be the slowest at its bottom.
+// With PolicyOptions::adaptive_floor the adaptive floor (`cublaslt:heuristic`: the heuristic's
+// first at each M) is a third contender, timed at the lowest M and known at the sampled M (the
+// floor there was timed), and the edge's own segment is checked too: a fixed tactic chosen at one
+// M can lose to what the heuristic picks a few M lower (H200 session 6: M=3000 of 1280x8192 ran
+// the 256x128 tile chosen at 3072, 1.107x the best, while the heuristic's choice at 3000 was the
+// best). It competes only where the heuristic's choice at the lowest M differs from its choice
+// at the sampled M: elsewhere it is one fixed tactic, already weighed there (and the check would
+// cost ~17 s more of the whole-suite tune, session 7).
+void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem,
+                    const std::vector<Backend*>& backends, const std::vector<CandidateReport>& edge_rows,
+                    double threshold, Timer& timer, const PolicyOptions& o) {
+  // A quarter of the key budget for the edge's segment, and a quarter for all the others
+  // together (at large M, where a check costs most, that is one of them).
+  const double budget_us = 0.25 * o.key_budget_ms * 1e3;
+  double spent_below_edge_us = 0;
+  const std::optional<Tactic> adaptive = o.adaptive_floor ? adaptive_floor(backends, problem) : std::nullopt;
+  int64_t previous = bucket_lower(problem.m);
+  for (size_t i = 0; i < segments.size(); previous = segments[i].m_max, ++i) {
+    ChoiceSegment& s = segments[i];
+    const bool edge = i + 1 == segments.size();
+    if (edge && !adaptive) break;  // without the adaptive floor the edge's segment stays the edge's
+    Problem q = problem;
+    q.m = previous + 1;
+    if (q.m >= s.sampled_m || !(s.us > 0) || !(s.default_us > 0)) continue;
+
+    std::vector<Contender> contenders{{s.tactic, s.us}};
+    if (s.default_tactic != s.tactic) contenders.push_back({s.default_tactic, s.default_us});
+    // Only where the heuristic changes its mind inside the segment is the adaptive floor more
+    // than one fixed tactic, which the rule at the sampled M has already weighed.
+    std::string floor_low;  // the floor's kernel at the lowest M: what the adaptive floor runs there
+    if (adaptive) {
+      floor_low = fixed_floor(backends, problem, q.m);
+      const std::string floor_top = fixed_floor(backends, problem, s.sampled_m);
+      const double at_top = floor_top.empty() ? 0 : timed_us(edge ? edge_rows : s.candidates, floor_top);
+      if (at_top > 0 && !floor_low.empty() && floor_low != floor_top) contenders.push_back({adaptive->name(), at_top});
+    }
+    if (contenders.size() < 2) continue;
+
+    std::vector<Tactic> list;
+    auto add = [&](const Tactic& x) {
+      if (std::find(list.begin(), list.end(), x) == list.end()) list.push_back(x);
+    };
+    std::vector<Timing> r;
+    try {
+      for (const Contender& c : contenders) add(Tactic::parse(c.name));
+      // The default there: what `auto` runs at q untuned (unless the adaptive floor runs it).
+      if (o.default_at) {
+        const Tactic there = o.default_at(q);
+        if (!(adaptive && there.name() == floor_low)) add(there);
+      }
+      const double cost_us = double(list.size()) * below_edge_cost_us(q);
+      if (cost_us > budget_us - (edge ? 0 : spent_below_edge_us)) continue;
+      if (!edge) spent_below_edge_us += cost_us;
+      r = timer.measure(q, list, kLowEndRound);
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (r.size() != list.size() || !r[0].ok) continue;
+    double best_low = INFINITY, best_top = INFINITY;
+    for (const Timing& x : r)
+      if (x.ok) best_low = std::min(best_low, x.median_us);
+    for (const Contender& c : contenders) best_top = std::min(best_top, c.at_sampled);
+    // Worse regret over the two ends; the segment's choice keeps it on a tie.
+    size_t winner = 0;
+    double winner_regret = INFINITY;
+    for (size_t j = 0; j < contenders.size(); ++j) {
+      if (!r[j].ok) continue;
+      const double regret = std::max(r[j].median_us / best_low, contenders[j].at_sampled / best_top);
+      if (regret < winner_regret) {
+        winner = j;
+        winner_regret = regret;
+      }
+    }
+    const std::string at = "at M=" + std::to_string(q.m) + ", the segment's lowest";
+    const size_t first_row = s.candidates.size();
+    for (const Timing& x : r)
+      s.candidates.push_back({x.tactic.name(), x.ok ? "low end" : "failed", x.median_us, -1, x.ok ? at : x.error});
+    for (size_t j = 0; j < contenders.size(); ++j) contenders[j].at_low = r[j].ok ? r[j].median_us : 0;
+    if (o.split_segments && split_at_middle(segments, i, q.m, contenders, threshold)) {
+      ++i;  // the upper half, still the choice's
+      continue;
+    }
+    if (winner == 0) continue;
+    s.candidates[first_row + winner].note +=
+        winner == contenders.size() - 1 && adaptive && contenders[winner].name == adaptive->name()
+            ? "; the adaptive floor takes the segment"
+            : "; the default takes the segment";
+    s.tactic = contenders[winner].name;
+    s.us = contenders[winner].at_sampled;
+    // Only up to the sampled M: the upward extension was the challenger's tile count, and the
+    // next segment then starts right above (the loop's `previous`).
+    if (!edge) s.m_max = s.sampled_m;
+  }
+}
+
+std::vector<ChoiceSegment> merged(std::vector<ChoiceSegment> in) {
+  std::vector<ChoiceSegment> out;
+  for (ChoiceSegment& s : in) {
+    if (!out.empty() && out.back().tactic == s.tactic) {
+      // The lower one's low-end timings stay visible (each row names its M).
+      std::vector<CandidateReport> low_ends;
+      for (CandidateReport& c : out.back().candidates)
+        if (c.status == "low end") low_ends.push_back(std::move(c));
+      s.candidates.insert(s.candidates.begin(), low_ends.begin(), low_ends.end());
+      out.pop_back();
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace fp8gemm::tuning

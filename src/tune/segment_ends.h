@@ -1,0 +1,37 @@
+// The ends of a bucket's segments (docs/tuning.md "Checking a segment's lowest M", "The
+// adaptive floor", "Splitting a segment"): after the tuner has chosen per sampled M, each
+// segment's lowest M is timed and the segment goes to the contender that fits it best. Internal
+// to the policy (src/tune/policy.cpp); tested through decide().
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fp8gemm/backend.h"
+#include "fp8gemm/tune.h"
+#include "measure/timer.h"
+#include "tune/policy.h"
+
+namespace fp8gemm::tuning {
+
+// The previous edge of m's bucket: the bucket is (lower, edge].
+int64_t bucket_lower(int64_t m);
+
+// The estimated cost (us) of one tactic timed below the edge at q (warm-up + 5 replays); only
+// for budgeting.
+double below_edge_cost_us(const Problem& q);
+
+// The name of floor_choice at M = m for `problem`'s shape; empty when no backend can run it.
+std::string fixed_floor(const std::vector<Backend*>& backends, const Problem& problem, int64_t m);
+
+// PolicyOptions::check_segment_low_ends: times each segment at its lowest M and gives it to the
+// contender that fits it best (see segment_ends.cpp). `edge_rows` are the edge's timings.
+void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem,
+                    const std::vector<Backend*>& backends, const std::vector<CandidateReport>& edge_rows,
+                    double threshold, Timer& timer, const PolicyOptions& o);
+
+// Adjacent segments with the same tactic become one (the upper one's times stay, with the lower
+// one's low-end rows).
+std::vector<ChoiceSegment> merged(std::vector<ChoiceSegment> in);
+
+}  // namespace fp8gemm::tuning
