@@ -151,13 +151,16 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     double best_low = INFINITY, best_top = INFINITY;
     for (const Timing& x : r)
       if (x.ok) best_low = std::min(best_low, x.median_us);
-    for (const Contender& c : contenders) best_top = std::min(best_top, c.at_sampled);
+    for (size_t j = 0; j < contenders.size(); ++j) {
+      contenders[j].at_low = r[j].ok ? r[j].median_us : 0;
+      best_top = std::min(best_top, contenders[j].at_sampled);
+    }
     // Worse regret over the two ends; the segment's choice keeps it on a tie.
     size_t winner = 0;
     double winner_regret = INFINITY;
     for (size_t j = 0; j < contenders.size(); ++j) {
-      if (!r[j].ok) continue;
-      const double regret = std::max(r[j].median_us / best_low, contenders[j].at_sampled / best_top);
+      const Contender& c = contenders[j];
+      const double regret = c.at_low > 0 ? std::max(c.at_low / best_low, c.at_sampled / best_top) : INFINITY;
       if (regret < winner_regret) {
         winner = j;
         winner_regret = regret;
@@ -167,7 +170,6 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     const size_t first_row = s.candidates.size();
     for (const Timing& x : r)
       s.candidates.push_back({x.tactic.name(), x.ok ? "low end" : "failed", x.median_us, -1, x.ok ? at : x.error});
-    for (size_t j = 0; j < contenders.size(); ++j) contenders[j].at_low = r[j].ok ? r[j].median_us : 0;
     if (o.split_segments && split_at_middle(segments, i, q.m, contenders, threshold)) {
       ++i;  // the upper half, still the choice's
       continue;
