@@ -119,6 +119,14 @@ struct GraphTimer::Impl {
 
   std::vector<cudaEvent_t> events;
   double last_busy_ms = -1e300;  // host time at which the GPU last finished a measurement
+  std::map<std::string, double> spent;  // GraphTimer::spent_ms
+
+  // Adds the wall time since `start` to stage `stage` and returns now.
+  double lap(const char* stage, double start) {
+    const double now = steady_ms();
+    spent[stage] += now - start;
+    return now;
+  }
 
   Impl(Context& c, GraphTimerOptions o) : ctx(c), options(o) {}
 
@@ -290,6 +298,7 @@ GraphTimer::~GraphTimer() {
 }
 
 cudaStream_t GraphTimer::stream() const { return impl_->stream; }
+std::map<std::string, double> GraphTimer::spent_ms() const { return impl_->spent; }
 int GraphTimer::weight_copies() const { return impl_->copies; }
 int GraphTimer::weight_allocations() const { return impl_->weight_allocations; }
 
@@ -310,7 +319,9 @@ std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tact
     for (Timing& t : timings) t.ok = true;
     return timings;
   }
+  double since = steady_ms();  // for GraphTimer::spent_ms
   s.prepare(p);
+  since = s.lap("prepare", since);
 
   // Capture every candidate first; a candidate that fails here is out, the others go on. Each
   // graph starts at a different weight copy, so round-robin neighbours do not share warm lines.
@@ -318,15 +329,18 @@ std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tact
   for (size_t i = 0; i < candidates.size(); ++i) {
     try {
       const int calls = s.calls_for(p, candidates[i], options);
+      since = s.lap("probe", since);
       graphs[i] = s.capture(p, candidates[i], calls, int((i * size_t(calls)) % size_t(s.copies)));
       timings[i].ok = true;
     } catch (const std::exception& e) {
       timings[i].ok = false;
       timings[i].error = e.what();
     }
+    since = s.lap("capture", since);
   }
 
   s.settle(graphs, timings, options.warmup_replays);
+  since = s.lap("settle", since);
 
   // Round-robin: replay r of every candidate before replay r + 1 of any. Nothing synchronizes
   // until all are enqueued, so the GPU runs them back to back.
@@ -356,7 +370,7 @@ std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tact
     }
   // A kernel that faults leaves a sticky error: nothing after it can be trusted, so this throws.
   FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(s.stream));
-  s.last_busy_ms = steady_ms();
+  s.last_busy_ms = s.lap("replays", since);
 
   for (size_t i = 0; i < n; ++i) {
     if (!timings[i].ok) continue;
@@ -375,6 +389,11 @@ std::vector<double> GraphTimer::compare_outputs(const Problem& p, const Tactic& 
                                                 const std::vector<Tactic>& candidates) {
   Impl& s = *impl_;
   DeviceGuard guard(s.ctx.device().device);
+  struct CompareLap {  // GraphTimer::spent_ms: "compare", however this returns
+    Impl& s;
+    double since = steady_ms();
+    ~CompareLap() { s.lap("compare", since); }
+  } compare_lap{s};
   std::vector<double> result(candidates.size(), INFINITY);
   if (p.empty()) return std::vector<double>(candidates.size(), 0.0);
   s.prepare(p);

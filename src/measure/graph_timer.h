@@ -50,6 +50,10 @@ class GraphTimer : public Timer {
                               const MeasureOptions& options) override;
   std::vector<double> compare_outputs(const Problem& p, const Tactic& reference,
                                       const std::vector<Tactic>& candidates) override;
+  // "prepare" (buffers, random data), "probe" (sizing calls per replay), "capture" (graphs:
+  // capture, instantiate, upload), "settle" (warm-up and settling replays), "replays" (the
+  // timed round-robin, until the GPU is done), "compare" (output checks).
+  std::map<std::string, double> spent_ms() const override;
 
   // The timer's own stream (non-blocking), on which every measurement runs.
   cudaStream_t stream() const;

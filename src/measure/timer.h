@@ -3,6 +3,7 @@
 // against fakes of this interface.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,10 @@ class Timer {
   // candidate, max |out - ref_out| / max |ref_out| (infinity when it failed or wrote NaN).
   virtual std::vector<double> compare_outputs(const Problem& p, const Tactic& reference,
                                               const std::vector<Tactic>& candidates) = 0;
+
+  // Wall time spent so far, per stage of measuring (e.g. "capture", "settle", "replays"), in ms,
+  // summed over the timer's life: where a tuning run's time goes. Empty when not kept.
+  virtual std::map<std::string, double> spent_ms() const { return {}; }
 };
 
 }  // namespace fp8gemm

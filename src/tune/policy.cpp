@@ -350,9 +350,15 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
   d.default_tactic = default_tactic.name();
   d.floor_tactic = floor_tactic.name();
   d.choice = d.default_tactic;
+  // Where the timer's share of this key's time went ("timer_capture", "timer_settle", ...).
+  const std::map<std::string, double> timer_before = timer.spent_ms();
   auto finish = [&](std::string reason) {
     d.reason = std::move(reason);
     d.elapsed_ms = clock() - start;
+    for (const auto& [stage, ms] : timer.spent_ms()) {
+      auto it = timer_before.find(stage);
+      d.phase_ms["timer_" + stage] = ms - (it == timer_before.end() ? 0.0 : it->second);
+    }
     if (d.segments.empty())
       d.segments.push_back({problem.m, d.choice, d.default_tactic, d.choice_us, d.default_us, {}, problem.m});
     return d;

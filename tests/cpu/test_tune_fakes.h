@@ -116,9 +116,14 @@ class FakeTimer : public Timer {
       std::sort(s.begin(), s.end());
       t.median_us = s[s.size() / 2];
       if (clock_ms) *clock_ms += (o.replays + o.warmup_replays) * calls * base / 1000.0;
+      replays_ms += (o.replays + o.warmup_replays) * calls * base / 1000.0;
     }
     return out;
   }
+
+  // spent_ms(): "replays" grows by the simulated cost of each measure() call (as the clock does).
+  double replays_ms = 0;
+  std::map<std::string, double> spent_ms() const override { return {{"replays", replays_ms}}; }
 
   std::vector<double> compare_outputs(const Problem&, const Tactic&, const std::vector<Tactic>& c) override {
     ++compare_calls;

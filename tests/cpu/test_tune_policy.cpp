@@ -373,8 +373,14 @@ TEST_F(PolicyTest, ExplainAndJsonShowTheSegments) {
   EXPECT_NE(text.find("          M<=64: cutlass:c1"), std::string::npos) << text;
   const std::string json = tuning::decisions_to_json({d}, DeviceInfo{});
   for (const char* field : {"\"segments\"", "\"sampled_m\": 59", "\"phase_ms\"", "\"rounds\"", "\"samples\"",
-                            "\"short_us\""})
+                            "\"short_us\"", "\"timer_replays\""})
     EXPECT_NE(json.find(field), std::string::npos) << field;
+  // The timer's share of the key: its own counters, only what this key spent.
+  const double before = timer.replays_ms;
+  const Decision again = run();
+  ASSERT_TRUE(again.phase_ms.count("timer_replays"));
+  EXPECT_DOUBLE_EQ(again.phase_ms.at("timer_replays"), timer.replays_ms - before);
+  EXPECT_GT(again.phase_ms.at("timer_replays"), 0);
 }
 
 // A sampled M applies the same rule as the edge: a challenger inside the threshold keeps the

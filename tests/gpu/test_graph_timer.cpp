@@ -28,6 +28,12 @@ TEST(GraphTimer, WeightsStreamFromHbmAndShortKernelsGet20Calls) {
   EXPECT_GE(timer.weight_copies(), 2);
   EXPECT_GE(double(timer.weight_copies()) * 4096 * 4096, 2.0 * double(ctx.device().l2_bytes));
   EXPECT_EQ(timer.calls_per_replay(p, t), 20);
+  // Where the time went, per stage (the tune JSON's timer_* phases); the 7 timed replays of 20
+  // calls are at least 140 HBM-bound calls.
+  const std::map<std::string, double> spent = timer.spent_ms();
+  for (const char* stage : {"prepare", "probe", "capture", "settle", "replays"})
+    EXPECT_GT(spent.count(stage) ? spent.at(stage) : 0.0, 0.0) << stage;
+  EXPECT_GE(spent.at("replays"), 140 * hbm_floor_us / 1000);
 }
 
 TEST(GraphTimer, LongKernelsGetFewerButAtLeastThreeCalls) {
