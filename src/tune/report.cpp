@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iomanip>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -92,6 +93,28 @@ std::string explain_text(const Decision& d) {
          << "\n";
   os << "reason    " << d.reason << "\n";
   return os.str();
+}
+
+std::string phase_summary(const std::vector<Decision>& decisions) {
+  std::map<std::string, double> total;
+  for (const Decision& d : decisions)
+    for (const auto& [phase, ms] : d.phase_ms) total[phase] += ms;
+  std::vector<std::pair<double, std::string>> policy, timer;
+  const std::string prefix = "timer_";
+  for (const auto& [phase, ms] : total) {
+    if (phase.rfind(prefix, 0) == 0) timer.push_back({ms, phase.substr(prefix.size())});
+    else policy.push_back({ms, phase});
+  }
+  auto list = [](std::vector<std::pair<double, std::string>> v) {
+    std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(1);
+    for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i].second << " " << v[i].first / 1000 << " s";
+    return os.str();
+  };
+  std::string out = list(policy);
+  if (!timer.empty()) out += "; timer: " + list(timer);
+  return out;
 }
 
 }  // namespace fp8gemm::tuning

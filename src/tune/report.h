@@ -18,4 +18,9 @@ std::string decisions_to_json(const std::vector<Decision>& decisions, const Devi
 // Every candidate's time and status, the noise floor, the default, the choice and the reason.
 std::string explain_text(const Decision& d);
 
+// Where a tuning run's time went: each phase_ms entry summed over the decisions, in seconds,
+// largest first, the policy's phases ("rounds 64.3 s, samples 43.1 s, ...") then, after
+// "timer:", the GPU timer's share of them ("capture 20.1 s, ..."), which they include.
+std::string phase_summary(const std::vector<Decision>& decisions);
+
 }  // namespace fp8gemm::tuning

@@ -383,6 +383,15 @@ TEST_F(PolicyTest, ExplainAndJsonShowTheSegments) {
   EXPECT_GT(again.phase_ms.at("timer_replays"), 0);
 }
 
+// `fp8gemm tune` ends with where the run's time went: the policy's phases, then the timer's.
+TEST(PhaseSummary, SumsEachPhaseOverTheKeysLargestFirst) {
+  Decision a, b;
+  a.phase_ms = {{"rounds", 1500}, {"samples", 500}, {"timer_capture", 300}, {"timer_replays", 900}};
+  b.phase_ms = {{"rounds", 1000}, {"samples", 2500}, {"timer_capture", 200}};
+  EXPECT_EQ(tuning::phase_summary({a, b}), "samples 3.0 s, rounds 2.5 s; timer: replays 0.9 s, capture 0.5 s");
+  EXPECT_EQ(tuning::phase_summary({}), "");
+}
+
 // A sampled M applies the same rule as the edge: a challenger inside the threshold keeps the
 // default there, and one whose output differs there cannot take its segment.
 TEST_F(PolicyTest, SampledMKeepsTheDefaultUnlessClearlyFasterAndMatching) {

@@ -145,6 +145,7 @@ void run_tune(const TuneCliOptions& o) {
   }
   std::printf("tune: %zu keys, %zu moved off the default, %.1f s; cache %s\n", decisions.size(), changed, seconds,
               cache.c_str());
+  std::printf("tune: where the time went: %s\n", tuning::phase_summary(decisions).c_str());
   if (!o.json.empty()) {
     std::ofstream(o.json) << tuning::decisions_to_json(decisions, ctx.device());
     std::printf("tune: decisions written to %s\n", o.json.c_str());
