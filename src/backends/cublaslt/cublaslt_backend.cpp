@@ -156,10 +156,18 @@ class CublasLtBackend final : public Backend {
 
   Tactic default_tactic(const Problem& p) override {
     // The heuristic's first with fast accumulation: what torch._scaled_mm(use_fast_accum=True) runs.
+    // Memoized: the tuner asks for the floor at every M it times, the adaptive tactic at every call.
     if (Verdict v = scales_supported(p); !v.ok) FP8GEMM_FAIL(kUnsupported, v.reason);
+    {
+      std::shared_lock lock(mutex_);
+      auto it = default_memo_.find(p);
+      if (it != default_memo_.end()) return it->second;
+    }
     auto results = heuristics(p, true, 1, max_workspace_);
     FP8GEMM_REQUIRE(!results.empty(), kUnsupported, "cuBLASLt has no algorithm for ", p);
-    return Tactic{"cublaslt", cublaslt::format_config(cublaslt::read_config(results[0].algo, true))};
+    Tactic t{"cublaslt", cublaslt::format_config(cublaslt::read_config(results[0].algo, true))};
+    std::unique_lock lock(mutex_);
+    return default_memo_.emplace(p, std::move(t)).first->second;
   }
 
   std::optional<Tactic> adaptive_default() const override { return Tactic{"cublaslt", kAdaptiveConfig}; }
@@ -320,21 +328,6 @@ class CublasLtBackend final : public Backend {
     return c;
   }
 
-  // The heuristic's first for `p` (what default_tactic names), checked like a named config.
-  CheckedAlgo heuristic_first(const Problem& p) {
-    CheckedAlgo c;
-    if (Verdict v = scales_supported(p); !v.ok) {
-      c.verdict = v;
-      return c;
-    }
-    const auto results = heuristics(p, true, 1, max_workspace_);
-    if (results.empty()) {
-      c.verdict = Verdict::no("cuBLASLt's heuristic has no algorithm for this problem");
-      return c;
-    }
-    return check(p, cublaslt::read_config(results[0].algo, true));
-  }
-
   // Rebuilds the algorithm from its name alone and checks it against `p`; memoized.
   const CheckedAlgo& checked_algo(const Problem& p, const std::string& config) {
     {
@@ -347,8 +340,16 @@ class CublasLtBackend final : public Backend {
       }
     }
     CheckedAlgo c;
-    if (config == kAdaptiveConfig) {
-      c = heuristic_first(p);
+    if (config == kAdaptiveConfig) {  // the default's own config at this problem
+      if (Verdict v = scales_supported(p); !v.ok) {
+        c.verdict = v;
+      } else {
+        try {
+          c = checked_algo(p, default_tactic(p).config);
+        } catch (const Error& e) {
+          c.verdict = Verdict::no(e.what());
+        }
+      }
       std::unique_lock lock(mutex_);
       return algo_memo_[config].emplace(p, c).first->second;
     }
@@ -375,6 +376,7 @@ class CublasLtBackend final : public Backend {
   float* query_scales_ = nullptr;
   std::shared_mutex mutex_;
   std::map<Problem, std::vector<Tactic>> tactics_memo_;
+  std::map<Problem, Tactic> default_memo_;
   // config name -> problem -> checked algorithm; std::map: references stay valid on insertion.
   std::map<std::string, std::map<Problem, CheckedAlgo>, std::less<>> algo_memo_;
 };
