@@ -27,13 +27,29 @@ struct GraphTimerOptions {
   double settle_ms = 20;
   double settle_idle_ms = 60;
   double idle_gap_ms = 20;
+  // A measurement that starts within busy_gap_ms of the previous one's last replay (the tuner's
+  // rounds, samples and segment checks of one key follow each other that closely) settles for
+  // settle_busy_ms: the GPU has been under load all along. The same as settle_ms by default;
+  // the tuner's timer shortens it (tuning_timer_options).
+  double settle_busy_ms = 20;
+  double busy_gap_ms = 5;
 };
 
+// How long a heavy measurement settles when the GPU has been idle for `gap_ms` since the last
+// measurement's replays: settle_busy_ms up to busy_gap_ms, settle_ms up to idle_gap_ms,
+// settle_idle_ms beyond.
+double settle_target_ms(const GraphTimerOptions& o, double gap_ms);
+
+// The tuner's timer: settles of 5 ms between a key's back-to-back measurements (20 ms after a
+// pause, 60 after an idle gap, as every timer). docs/tuning.md "Power and clocks".
+GraphTimerOptions tuning_timer_options();
+
 // `o` with the environment's settle overrides, for measuring experiments: FP8GEMM_SETTLE_MS
-// (settle_ms; settle_idle_ms becomes three times it; 0 turns settling off) and
-// FP8GEMM_SETTLE_MIN_CALL_US. Unset or empty: unchanged. Throws Error(kInvalidArgument) naming
+// (settle_ms; settle_idle_ms becomes three times it; 0 turns settling off),
+// FP8GEMM_SETTLE_BUSY_MS (settle_busy_ms) and FP8GEMM_SETTLE_MIN_CALL_US. Unset or empty: unchanged. Throws Error(kInvalidArgument) naming
 // the variable for anything but a finite number >= 0. The GraphTimer constructor applies it.
-GraphTimerOptions with_settle_env(GraphTimerOptions o, const char* settle_ms, const char* min_call_us);
+GraphTimerOptions with_settle_env(GraphTimerOptions o, const char* settle_ms, const char* min_call_us,
+                                  const char* settle_busy_ms = nullptr);
 
 // Calls per replay for a kernel whose single call took `call_us`: `max_calls` unless that many
 // would last >= target_replay_us, then just enough to reach it, but at least `min_calls`.

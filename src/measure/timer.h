@@ -15,6 +15,10 @@ struct MeasureOptions {
   int calls_per_replay = 0;  // 0: automatic (>= 20 short calls, >= 3 once a replay is >= ~1 ms)
   int replays = 7;           // timed graph replays per candidate (median taken); >= 5 for reports
   int warmup_replays = 1;
+  // false: nothing runs before the timed replays but the warm-up replays (none with
+  // warmup_replays = 0), and heavy calls are not settled (GraphTimerOptions): for rounds of
+  // calls known to be light, where a timed replay needs no warm-up before it.
+  bool settle = true;
 };
 
 struct Timing {

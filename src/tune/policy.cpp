@@ -113,8 +113,14 @@ RoundPlan plan_rounds(const Problem& p, size_t n_candidates, const PolicyOptions
   // (a slow first replay is outvoted), 1.5x the time of warm-up + one.
   // Replays of ~150 us (session 7; 200 before): enough to prune at 1.3x, and at small M, where
   // 50-90 candidates take the short round, it is ~4% of the whole-suite tune.
+  // Calls of < ~40 us (>= 4 per replay) get no warm-up replay: their graphs are uploaded when
+  // captured, a replay of 4-20 calls is too long for one cold call to move it by the 30% that
+  // prunes, and the warm-up round was a third of the GPU time of a light key (session 8 tune:
+  // ~25 ms per key at M <= 64). They are far below the settle threshold either way.
   const int short_calls = int(std::clamp(std::ceil(150.0 / t), 1.0, 20.0));
-  plan.rounds.short_round = short_calls == 1 ? MeasureOptions{1, 3, 0} : MeasureOptions{short_calls, 1, 1};
+  plan.rounds.short_round = short_calls == 1   ? MeasureOptions{1, 3, 0}
+                            : short_calls >= 4 ? MeasureOptions{short_calls, 1, 0, false}
+                                               : MeasureOptions{short_calls, 1, 1};
   const double short_cost =
       double(plan.rounds.short_round.replays + plan.rounds.short_round.warmup_replays) * short_calls * t;
   const size_t fit = size_t(std::max(2.0, std::floor(0.4 * budget_us / short_cost)));

@@ -41,7 +41,7 @@ void install_autotuner(Context& ctx) {
   c.backends = ctx.backends();
   c.device = ctx.device();
   c.rules = tuning::default_rules(c.device.compute_capability());
-  c.make_timer = [&ctx]() -> std::unique_ptr<Timer> { return std::make_unique<GraphTimer>(ctx); };
+  c.make_timer = [&ctx]() -> std::unique_ptr<Timer> { return std::make_unique<GraphTimer>(ctx, tuning_timer_options()); };
   c.lazy = env("FP8GEMM_TUNE") == "1";
   c.cache_path = env("FP8GEMM_CACHE");
   auto sel = std::make_shared<tuning::TuningSelector>(std::move(c));
@@ -51,7 +51,7 @@ void install_autotuner(Context& ctx) {
 
 std::vector<Decision> tune(Context& ctx, const std::vector<Problem>& problems, const TuneOptions& options) {
   tuning::TuningSelector& sel = selector_of(ctx);
-  GraphTimer timer(ctx);
+  GraphTimer timer(ctx, tuning_timer_options());
   return sel.tune(problems, timer, options);
 }
 

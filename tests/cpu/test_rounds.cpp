@@ -261,6 +261,27 @@ TEST(GraphTimerSizing, SettleEnvironmentOverrides) {
     }
   }
   EXPECT_THROW(with_settle_env(d, nullptr, "x"), Error);
+  EXPECT_EQ(with_settle_env(d, nullptr, nullptr, "3").settle_busy_ms, 3);
+  EXPECT_EQ(with_settle_env(d, "0", nullptr).settle_busy_ms, 0);  // off is off for every gap
+  EXPECT_THROW(with_settle_env(d, nullptr, nullptr, "-2"), Error);
+}
+
+// How long a heavy measurement settles depends on how long the GPU idled before it: every timer
+// settles the same after a pause or an idle gap; the tuner's timer settles less between a key's
+// back-to-back measurements, and only there.
+TEST(GraphTimerSizing, SettleTargetFollowsTheGapSinceTheLastMeasurement) {
+  const GraphTimerOptions d;
+  EXPECT_EQ(settle_target_ms(d, 1), d.settle_ms);  // the bench's timer: unchanged
+  EXPECT_EQ(settle_target_ms(d, d.idle_gap_ms + 1), d.settle_idle_ms);
+  const GraphTimerOptions t = tuning_timer_options();
+  EXPECT_LT(t.settle_busy_ms, t.settle_ms);
+  EXPECT_GT(t.settle_busy_ms, 0);
+  EXPECT_EQ(settle_target_ms(t, 0), t.settle_busy_ms);
+  EXPECT_EQ(settle_target_ms(t, t.busy_gap_ms), t.settle_busy_ms);
+  EXPECT_EQ(settle_target_ms(t, t.busy_gap_ms + 0.5), t.settle_ms);
+  EXPECT_EQ(settle_target_ms(t, t.idle_gap_ms + 0.5), t.settle_idle_ms);
+  EXPECT_EQ(settle_target_ms(t, 1e9), t.settle_idle_ms);
+  EXPECT_LT(t.busy_gap_ms, t.idle_gap_ms);
 }
 
 }  // namespace

@@ -628,6 +628,26 @@ TEST(PolicyPlan, SmallProblemsStayWithinTheKeyBudget) {
   }
 }
 
+// Light calls' short round has no warm-up round and no settling (a third of a light key's GPU
+// time); mid-sized calls keep one warm-up; calls of >= 150 us take the median of three replays
+// and are settled by the timer when heavy.
+TEST(PolicyPlan, OnlyLightShortRoundsSkipTheWarmUp) {
+  const auto short_round = [](int64_t m, int64_t n, int64_t k) {
+    return tuning::plan_rounds(problem(m, n, k), 60, PolicyOptions{}).rounds.short_round;
+  };
+  const MeasureOptions light = short_round(1, 6144, 4096);
+  EXPECT_GE(light.calls_per_replay, 4);
+  EXPECT_EQ(light.warmup_replays, 0);
+  EXPECT_FALSE(light.settle);
+  for (int64_t m : {256, 1024, 16384}) {
+    const MeasureOptions r = short_round(m, 28672, 4096);
+    EXPECT_LT(r.calls_per_replay, 4) << m;
+    EXPECT_TRUE(r.settle) << m;
+    EXPECT_EQ(r.warmup_replays + r.replays >= 2, true) << m;
+  }
+  EXPECT_TRUE(tuning::plan_rounds(problem(1, 6144, 4096), 60, PolicyOptions{}).rounds.full_round.settle);
+}
+
 TEST(PolicyPlan, TrimInterleavesBackendsInTheirOwnOrder) {
   std::vector<Tactic> all = {{"cublaslt", "d"}, {"cublaslt", "a1"}, {"cublaslt", "a2"}, {"cublaslt", "a3"},
                              {"cutlass", "b1"}, {"cutlass", "b2"}};
