@@ -310,39 +310,51 @@ TEST(SmallMConfig, RegWeightsAreNotOfferedButRunWhenNamed) {
     }
 }
 
-TEST(SmallMConfig, CpWeightCandidatesTwinSplitKOnes) {
+// cp.async-weight candidates come from three rules: twins of the split-K one-shot TMA
+// candidates (at most 8), twins of the split-1 ones (all), and about one block per SM (split-K of
+// floor or ceil(SMs / row tiles), rings for 1 or 2 blocks per SM); plus, for small weights, rows
+// 64 at split 2. Every one is one-shot, PDL on, no L2 lookahead.
+// Split-K for `blocks_per_tile` blocks per row tile: at least 4 K blocks of 128 bytes each, 1..8.
+int per_sm_split(const Problem& p, int64_t blocks_per_tile) {
+  const int64_t kblocks = (p.k + 127) / 128;
+  return int(std::clamp<int64_t>(std::min<int64_t>(blocks_per_tile, std::max<int64_t>(1, kblocks / 4)), 1, 8));
+}
+
+TEST(SmallMConfig, CpWeightCandidatesFollowTheirRules) {
   const int64_t shapes[][2] = {{6144, 4096}, {4096, 4096}, {8192, 8192}, {10240, 8192}, {4096, 21504},
-                               {57344, 8192}, {8192, 1024}, {4096, 5376}};
+                               {57344, 8192}, {8192, 1024}, {4096, 5376}, {4480, 15680}};
   for (const auto& s : shapes)
     for (int64_t m : {1, 8, 16, 32}) {
       const Problem p = problem(m, s[0], s[1]);
       const auto cands = candidate_configs(p, 132, 90);
-      int twins = 0, split2 = 0;
+      const auto offered = [&](const Config& c) { return std::find(cands.begin(), cands.end(), c) != cands.end(); };
+      int split_twins = 0;
       for (const Config& c : cands) {
         if (!c.cp_weights) continue;
-        EXPECT_GE(c.splitk, 2) << c.to_string();
-        EXPECT_TRUE(c.pdl && c.l2pf == 0 && c.persist == 0) << c.to_string();
+        EXPECT_TRUE(c.wgmma && c.pdl && c.l2pf == 0 && c.persist == 0 && !c.reg_weights) << c.to_string();
         Config tma = c;
         tma.cp_weights = false;
-        if (std::find(cands.begin(), cands.end(), tma) != cands.end()) {
-          ++twins;  // a twin of an offered one-shot TMA candidate with split-K, PDL on
-          continue;
-        }
-        // Else only the small-weight split-2 one with the two-blocks-per-SM ring.
-        ++split2;
-        EXPECT_EQ(c.rows, 64) << c.to_string();
-        EXPECT_EQ(c.splitk, 2) << c.to_string();
-        EXPECT_LE(p.n * p.k, int64_t(40) << 20) << c.to_string();
+        const int64_t tiles = (p.n + c.rows - 1) / c.rows;
+        const bool twin = offered(tma);
+        split_twins += twin && c.splitk >= 2;
+        const bool per_sm = c.splitk == per_sm_split(p, 132 / tiles) || c.splitk == per_sm_split(p, (132 + tiles - 1) / tiles);
+        const bool small_split2 = c.rows == 64 && c.splitk == 2 && p.n * p.k <= (int64_t(40) << 20);
+        EXPECT_TRUE(twin || per_sm || small_split2) << p << " " << c.to_string();
       }
-      EXPECT_LE(twins, 8) << p;
-      EXPECT_LE(split2, 1) << p;
-      if (p.n * p.k <= (int64_t(40) << 20)) {  // rows 64 at split 2 with cp.async is always offered there
-        const bool offered = std::any_of(cands.begin(), cands.end(), [](const Config& c) {
-          return c.cp_weights && c.rows == 64 && c.splitk == 2;
-        });
-        EXPECT_TRUE(offered) << p;
-      }
-      if (p.n * p.k <= (int64_t(100) << 20)) EXPECT_GE(twins, 4) << p;  // split-K is offered there
+      EXPECT_LE(split_twins, 8 + 8) << p;  // the split-K twins, and per-SM ones that match a TMA candidate
+      // Every split-1 one-shot TMA candidate with PDL has its cp.async twin.
+      for (const Config& c : cands)
+        if (c.wgmma && !c.cp_weights && !c.reg_weights && c.persist == 0 && c.l2pf == 0 && c.pdl && c.splitk == 1)
+          EXPECT_TRUE(offered(with_cp_weights(c))) << p << " " << c.to_string();
+      // About one block per SM with 64-row tiles is always there.
+      const int64_t tiles64 = (p.n + 63) / 64;
+      EXPECT_TRUE(std::any_of(cands.begin(), cands.end(), [&](const Config& c) {
+        return c.cp_weights && c.rows == 64 && c.splitk == per_sm_split(p, 132 / tiles64);
+      })) << p;
+      if (p.n * p.k <= (int64_t(40) << 20))  // rows 64 at split 2 with cp.async is always offered there
+        EXPECT_TRUE(std::any_of(cands.begin(), cands.end(),
+                                [](const Config& c) { return c.cp_weights && c.rows == 64 && c.splitk == 2; }))
+            << p;
       // Not the default (unchanged until a measurement says otherwise) and never off sm_90.
       EXPECT_FALSE(default_config(p, 132, 90).cp_weights) << p;
       for (const Config& c : candidate_configs(p, 148, 100)) EXPECT_FALSE(c.cp_weights) << c.to_string();

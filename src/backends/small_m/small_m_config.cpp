@@ -392,6 +392,22 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
       if (c.wgmma && c.persist == 0 && c.l2pf == 0 && c.pdl && c.splitk >= 2 && twins.size() < kCpTwins)
         twins.push_back(with_cp_weights(c));
     for (const Config& c : twins) add(c);
+    // cp.async weights without split-K too (twins of the split-1 candidates above), and at about
+    // one block per SM (split-K of floor or ceil(SMs / row tiles), rings for 1 or 2 blocks per SM).
+    // Session 8, H200, M <= 16 over the suite: the best small_m tactic at 72 of 115 points, +3.2%
+    // geomean; on >= 64 MB weights the median HBM fraction 0.85 -> 0.91 (docs/perf/small_m.md).
+    std::vector<Config> unsplit;
+    for (const Config& c : out)
+      if (c.wgmma && c.persist == 0 && c.l2pf == 0 && c.pdl && c.splitk == 1 && !c.cp_weights && !c.reg_weights)
+        unsplit.push_back(with_cp_weights(c));
+    for (const Config& c : unsplit) add(c);
+    for (int rows : {64, 128}) {
+      const int64_t tiles = (p.n + rows - 1) / rows * p.batch;
+      for (int64_t per_sm : {int64_t(sm_count) / tiles, (int64_t(sm_count) + tiles - 1) / tiles})
+        for (int occ : {1, 2})
+          if (const int st = wgmma_stages_for(p, rows, occ); st > 0)
+            add(with_cp_weights(wgmma_config(rows, wgmma_fill_splitk(p, rows, per_sm * tiles), st, true, 0)));
+    }
     // Weights in registers (",wload=reg") are not offered: on the H200 they lost to the best
     // other small_m tactic at every suite point at M = 1 and 16 (docs/perf/small_m.md, Session 6).
     // They run when named.
