@@ -310,10 +310,11 @@ TEST(SmallMConfig, RegWeightsAreNotOfferedButRunWhenNamed) {
     }
 }
 
-// cp.async-weight candidates come from three rules: twins of the split-K one-shot TMA
-// candidates (at most 8), twins of the split-1 ones (all), and about one block per SM (split-K of
-// floor or ceil(SMs / row tiles), rings for 1 or 2 blocks per SM); plus, for small weights, rows
-// 64 at split 2. Every one is one-shot, PDL on, no L2 lookahead.
+// cp.async-weight candidates come from four rules: twins of the split-K one-shot TMA candidates
+// (at most 8), twins of the split-1 ones (all), about one block per SM (split-K of floor or
+// ceil(SMs / row tiles), rings for 1 or 2 blocks per SM) and one wave of 2-4 blocks per SM (split
+// rounded down); plus, for small weights, rows 64 at split 2. Every one is one-shot, PDL on, no
+// L2 lookahead.
 // Split-K for `blocks_per_tile` blocks per row tile: at least 4 K blocks of 128 bytes each, 1..8.
 int per_sm_split(const Problem& p, int64_t blocks_per_tile) {
   const int64_t kblocks = (p.k + 127) / 128;
@@ -337,7 +338,8 @@ TEST(SmallMConfig, CpWeightCandidatesFollowTheirRules) {
         const int64_t tiles = (p.n + c.rows - 1) / c.rows;
         const bool twin = offered(tma);
         split_twins += twin && c.splitk >= 2;
-        const bool per_sm = c.splitk == per_sm_split(p, 132 / tiles) || c.splitk == per_sm_split(p, (132 + tiles - 1) / tiles);
+        bool per_sm = c.splitk == per_sm_split(p, 132 / tiles) || c.splitk == per_sm_split(p, (132 + tiles - 1) / tiles);
+        for (int occ : {2, 3, 4}) per_sm |= c.splitk == per_sm_split(p, occ * 132 / tiles);
         const bool small_split2 = c.rows == 64 && c.splitk == 2 && p.n * p.k <= (int64_t(40) << 20);
         EXPECT_TRUE(twin || per_sm || small_split2) << p << " " << c.to_string();
       }
@@ -346,6 +348,12 @@ TEST(SmallMConfig, CpWeightCandidatesFollowTheirRules) {
       for (const Config& c : cands)
         if (c.wgmma && !c.cp_weights && !c.reg_weights && c.persist == 0 && c.l2pf == 0 && c.pdl && c.splitk == 1)
           EXPECT_TRUE(offered(with_cp_weights(c))) << p << " " << c.to_string();
+      // One wave of 3 blocks per SM with 64-row tiles, where that is a split of its own.
+      const int64_t t64 = (p.n + 63) / 64;
+      if (3 * 132 / t64 >= 1)
+        EXPECT_TRUE(std::any_of(cands.begin(), cands.end(), [&](const Config& c) {
+          return c.cp_weights && c.rows == 64 && c.splitk == per_sm_split(p, 3 * 132 / t64);
+        })) << p;
       // About one block per SM with 64-row tiles is always there.
       const int64_t tiles64 = (p.n + 63) / 64;
       EXPECT_TRUE(std::any_of(cands.begin(), cands.end(), [&](const Config& c) {

@@ -392,10 +392,13 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
       if (c.wgmma && c.persist == 0 && c.l2pf == 0 && c.pdl && c.splitk >= 2 && twins.size() < kCpTwins)
         twins.push_back(with_cp_weights(c));
     for (const Config& c : twins) add(c);
-    // cp.async weights without split-K too (twins of the split-1 candidates above), and at about
-    // one block per SM (split-K of floor or ceil(SMs / row tiles), rings for 1 or 2 blocks per SM).
-    // Session 8, H200, M <= 16 over the suite: the best small_m tactic at 72 of 115 points, +3.2%
-    // geomean; on >= 64 MB weights the median HBM fraction 0.85 -> 0.91 (docs/perf/small_m.md).
+    // cp.async weights without split-K too (twins of the split-1 candidates above); at about one
+    // block per SM (split-K of floor or ceil(SMs / row tiles), rings for 1 or 2 blocks per SM);
+    // and with the split that fills 2, 3 or 4 blocks per SM in one wave (rounded down, where the
+    // rule above rounds up into a second wave). Session 8, H200, M <= 16 over the suite: the
+    // first two made cp.async the best small_m tactic at 72 of 115 points (+3.2% geomean; >= 64
+    // MB weights: median HBM fraction 0.85 -> 0.91), the one-wave splits added 0.15%
+    // (docs/perf/small_m.md, Session 8).
     std::vector<Config> unsplit;
     for (const Config& c : out)
       if (c.wgmma && c.persist == 0 && c.l2pf == 0 && c.pdl && c.splitk == 1 && !c.cp_weights && !c.reg_weights)
@@ -407,6 +410,10 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
         for (int occ : {1, 2})
           if (const int st = wgmma_stages_for(p, rows, occ); st > 0)
             add(with_cp_weights(wgmma_config(rows, wgmma_fill_splitk(p, rows, per_sm * tiles), st, true, 0)));
+      for (int occ : {2, 3, 4})
+        if (const int64_t per_wave = int64_t(occ) * sm_count / tiles; per_wave >= 1)
+          if (const int st = wgmma_stages_for(p, rows, occ); st > 0)
+            add(with_cp_weights(wgmma_config(rows, wgmma_fill_splitk(p, rows, per_wave * tiles), st, true, 0)));
     }
     // Weights in registers (",wload=reg") are not offered: on the H200 they lost to the best
     // other small_m tactic at every suite point at M = 1 and 16 (docs/perf/small_m.md, Session 6).
