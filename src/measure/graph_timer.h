@@ -46,8 +46,9 @@ GraphTimerOptions tuning_timer_options();
 
 // `o` with the environment's settle overrides, for measuring experiments: FP8GEMM_SETTLE_MS
 // (settle_ms; settle_idle_ms becomes three times it; 0 turns settling off),
-// FP8GEMM_SETTLE_BUSY_MS (settle_busy_ms) and FP8GEMM_SETTLE_MIN_CALL_US. Unset or empty: unchanged. Throws Error(kInvalidArgument) naming
-// the variable for anything but a finite number >= 0. The GraphTimer constructor applies it.
+// FP8GEMM_SETTLE_BUSY_MS (settle_busy_ms) and FP8GEMM_SETTLE_MIN_CALL_US. Unset or empty:
+// unchanged. Throws Error(kInvalidArgument) naming the variable for anything but a finite
+// number >= 0. The GraphTimer constructor applies it.
 GraphTimerOptions with_settle_env(GraphTimerOptions o, const char* settle_ms, const char* min_call_us,
                                   const char* settle_busy_ms = nullptr);
 
