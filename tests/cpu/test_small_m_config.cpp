@@ -28,6 +28,10 @@ std::vector<Config> all_existing_configs() {
             const Config c = wgmma_config(rows, splitk, stages, pdl, l2pf);
             EXPECT_TRUE(config_exists(c)) << c.to_string();
             out.push_back(c);
+            // pdl=2: the one-shot TMA and cp.async kernels with PDL.
+            EXPECT_EQ(bool(config_exists(with_late_trigger(c))), pdl) << c.to_string();
+            if (pdl) out.push_back(with_late_trigger(c));
+            if (pdl && l2pf == 0) out.push_back(with_late_trigger(with_cp_weights(c)));
             if (l2pf == 0) {
               const Config cw = with_cp_weights(c);
               EXPECT_TRUE(config_exists(cw)) << cw.to_string();
@@ -100,6 +104,64 @@ TEST(SmallMConfig, EveryConfigRoundTripsThroughItsName) {
   EXPECT_TRUE(reg.reg_weights);
   EXPECT_FALSE(reg.cp_weights);
   EXPECT_FALSE(with_reg_weights(wgmma_config(64, 2, 4, true)) == with_cp_weights(wgmma_config(64, 2, 4, true)));
+  // The late trigger is pdl=2; pdl=1 keeps its meaning.
+  EXPECT_EQ(with_late_trigger(with_cp_weights(wgmma_config(64, 3, 5, true))).to_string(),
+            "wgmma,rows=64,splitk=3,stages=5,l2pf=0,pdl=2,wload=cp");
+  const Config late = parse_config("wgmma,rows=64,splitk=2,stages=12,l2pf=8,pdl=2");
+  EXPECT_TRUE(late.pdl && late.late_trigger);
+  EXPECT_FALSE(parse_config("wgmma,rows=64,splitk=2,stages=12,l2pf=8,pdl=1").late_trigger);
+  EXPECT_FALSE(late == wgmma_config(64, 2, 12, true, 8));
+}
+
+TEST(SmallMConfig, RejectsMisplacedLateTriggerWithTheReason) {
+  const struct {
+    const char* name;
+    const char* why;
+  } cases[] = {
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=3", "0, 1 or 2"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=-1", "0, 1 or 2"},
+      {"rows=16,splitk=1,warps=8,stages=2,pdl=2", "0 or 1"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=2,persist=1", "not persist"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=2,wload=reg", "not wload=reg"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=02", "not canonical"},
+  };
+  for (const auto& c : cases) {
+    try {
+      parse_config(c.name);
+      ADD_FAILURE() << "accepted '" << c.name << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << c.name;
+      EXPECT_NE(std::string(e.what()).find(c.why), std::string::npos) << c.name << ": " << e.what();
+    }
+  }
+  Config v2;
+  v2.pdl = true;
+  v2.late_trigger = true;
+  EXPECT_NE(config_exists(v2).reason.find("wgmma (v3) field"), std::string::npos);
+  Config no_pdl = wgmma_config(64, 2, 8, false);
+  no_pdl.late_trigger = true;
+  EXPECT_NE(config_exists(no_pdl).reason.find("programmatic dependent launch"), std::string::npos);
+}
+
+// Late-trigger twins are offered for weights <= 40 MB only, one per one-shot PDL candidate.
+TEST(SmallMConfig, LateTriggerTwinsOnlyForSmallWeights) {
+  for (const auto& s : {std::pair<int64_t, int64_t>{4096, 4096}, {7168, 4480}, {8192, 1024}, {8192, 8192}, {28672, 4096}})
+    for (int64_t m : {1, 16}) {
+      const Problem p = problem(m, s.first, s.second);
+      const auto cands = candidate_configs(p, 132, 90);
+      const bool small = p.n * p.k <= (int64_t(40) << 20);
+      int late = 0, eligible = 0;
+      for (const Config& c : cands) {
+        late += c.late_trigger;
+        if (c.wgmma && c.pdl && !c.late_trigger && c.persist == 0 && !c.reg_weights) {
+          ++eligible;
+          EXPECT_EQ(std::find(cands.begin(), cands.end(), with_late_trigger(c)) != cands.end(), small) << c.to_string();
+        }
+      }
+      EXPECT_EQ(late, small ? eligible : 0) << p;
+      EXPECT_FALSE(default_config(p, 132, 90).late_trigger) << p;
+      for (const Config& c : candidate_configs(p, 148, 100)) EXPECT_FALSE(c.late_trigger) << c.to_string();
+    }
 }
 
 TEST(SmallMConfig, RejectsMalformedWloadWithTheReason) {
@@ -331,7 +393,7 @@ TEST(SmallMConfig, CpWeightCandidatesFollowTheirRules) {
       const auto offered = [&](const Config& c) { return std::find(cands.begin(), cands.end(), c) != cands.end(); };
       int split_twins = 0;
       for (const Config& c : cands) {
-        if (!c.cp_weights) continue;
+        if (!c.cp_weights || c.late_trigger) continue;  // late-trigger twins: LateTriggerTwinsOnlyForSmallWeights
         EXPECT_TRUE(c.wgmma && c.pdl && c.l2pf == 0 && c.persist == 0 && !c.reg_weights) << c.to_string();
         Config tma = c;
         tma.cp_weights = false;
@@ -346,7 +408,8 @@ TEST(SmallMConfig, CpWeightCandidatesFollowTheirRules) {
       EXPECT_LE(split_twins, 8 + 8) << p;  // the split-K twins, and per-SM ones that match a TMA candidate
       // Every split-1 one-shot TMA candidate with PDL has its cp.async twin.
       for (const Config& c : cands)
-        if (c.wgmma && !c.cp_weights && !c.reg_weights && c.persist == 0 && c.l2pf == 0 && c.pdl && c.splitk == 1)
+        if (c.wgmma && !c.cp_weights && !c.reg_weights && !c.late_trigger && c.persist == 0 && c.l2pf == 0 && c.pdl &&
+            c.splitk == 1)
           EXPECT_TRUE(offered(with_cp_weights(c))) << p << " " << c.to_string();
       // One wave of 3 blocks per SM with 64-row tiles, where that is a split of its own.
       const int64_t t64 = (p.n + 63) / 64;

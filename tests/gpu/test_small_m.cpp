@@ -214,6 +214,25 @@ TEST(SmallM, WgmmaCpWeightsEveryInstantiationAndSplit) {
                           small_m::with_cp_weights);
 }
 
+// pdl=2 (dependents released after the K loop) on the TMA and cp.async one-shot kernels: the same
+// sweep (every rows x N instantiation, rings 2..16, split-K 1..8), PDL always on.
+TEST(SmallM, WgmmaLateTriggerEveryInstantiationAndSplit) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
+  Backend& be = small_m_backend();
+  uint64_t seed = 9300;
+  const auto late_tma = [](small_m::Config c) {
+    c.pdl = true;
+    return small_m::with_late_trigger(c);
+  };
+  const auto late_cp = [](small_m::Config c) {
+    c.pdl = true;
+    return small_m::with_late_trigger(small_m::with_cp_weights(c));
+  };
+  EXPECT_EQ(sweep_weight_path(be, seed, 2064, {64, 128}, 2, late_tma), 24);
+  EXPECT_EQ(sweep_weight_path(be, seed, 2064, {64, 128}, 2, late_cp), 24);
+}
+
 // v3 with weights in registers (",wload=reg"): every (rows, N instantiation) with activation rings
 // of 2..16 slots (2 slots over 9 wrap four times), split-K 1..8 in whole 512-byte slots (8 over 9
 // slots leaves the last ranks without K; the last slot holds 16 bytes: zero-filled weights and

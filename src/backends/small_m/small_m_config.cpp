@@ -19,7 +19,7 @@ std::string Config::to_string() const {
   std::ostringstream os;
   if (wgmma) {
     os << "wgmma,rows=" << rows << ",splitk=" << splitk << ",stages=" << stages << ",l2pf=" << l2pf
-       << ",pdl=" << (pdl ? 1 : 0);
+       << ",pdl=" << (late_trigger ? 2 : pdl ? 1 : 0);
     if (persist > 0) os << ",persist=" << persist;
     if (cp_weights) os << kWloadCpField;
     if (reg_weights) os << kWloadRegField;
@@ -36,7 +36,7 @@ namespace {
 int take_field(std::string_view& text, std::string_view key, bool last, std::string_view whole, bool v3) {
   const auto fail = [&](const char* why) {
     FP8GEMM_FAIL(kInvalidArgument, "small_m tactic '", whole, "': ", why, " (expected ",
-                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1[,persist=B][,wload=cp|reg])"
+                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1|2[,persist=B][,wload=cp|reg])"
                     : "rows=R,splitk=S,warps=W,stages=P,pdl=0|1)");
   };
   if (text.substr(0, key.size()) != key || text.size() <= key.size() || text[key.size()] != '=')
@@ -97,8 +97,10 @@ Config parse_config(std::string_view text) {
   }
   const int pdl = take_field(rest, "pdl", true, text, v3);
   if (!persist_field.empty()) c.persist = take_field(persist_field, "persist", true, text, v3);
-  FP8GEMM_REQUIRE(pdl == 0 || pdl == 1, kInvalidArgument, "small_m tactic '", text, "': pdl must be 0 or 1");
-  c.pdl = pdl == 1;
+  FP8GEMM_REQUIRE(pdl == 0 || pdl == 1 || (v3 && pdl == 2), kInvalidArgument, "small_m tactic '", text, "': pdl must be ",
+                  v3 ? "0, 1 or 2 (2: dependents launch after the K loop)" : "0 or 1");
+  c.pdl = pdl >= 1;
+  c.late_trigger = pdl == 2;
   const Verdict v = config_exists(c);
   FP8GEMM_REQUIRE(v.ok, kInvalidArgument, "small_m tactic '", text, "': ", v.reason);
   // Leading zeros or '+' would parse to the same numbers: only the canonical spelling names it.
@@ -128,6 +130,9 @@ Verdict wgmma_config_exists(const Config& c) {
     return Verdict::no("wload=reg tactics have l2pf=0 (the L2 lookahead goes through the weight tensor map)");
   if (c.reg_weights && c.rows != 64)
     return Verdict::no("wload=reg tactics have rows=64 (two warpgroups of 32 rows; four spill their registers)");
+  if (c.late_trigger && !c.pdl) return Verdict::no("the late trigger (pdl=2) is a form of programmatic dependent launch");
+  if (c.late_trigger && (c.persist > 0 || c.reg_weights))
+    return Verdict::no("pdl=2 is for the one-shot kernels with TMA or cp.async weights (not persist, not wload=reg)");
   return Verdict::yes();
 }
 
@@ -183,6 +188,7 @@ size_t wgmma_reduce_bytes(const Problem& p, const Config& c) {
 Verdict config_exists(const Config& c) {
   if (c.wgmma) return wgmma_config_exists(c);
   if (c.l2pf != 0) return Verdict::no("l2pf is a wgmma (v3) field");
+  if (c.late_trigger) return Verdict::no("pdl=2 (the late trigger) is a wgmma (v3) field");
   if (c.persist != 0) return Verdict::no("persist is a wgmma (v3) field");
   if (c.cp_weights || c.reg_weights) return Verdict::no("wload is a wgmma (v3) field");
   if (c.rows != 16 && c.rows != 32 && c.rows != 64) return Verdict::no("rows must be 16, 32 or 64");
@@ -450,6 +456,14 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
       // configuration of the tool's first cp run (64,2,12: 6.16 us, the library's best 6.81),
       // which the split rule above (about one block per SM or per slot) does not reach.
       if (const int st = wgmma_stages_for(p, 64, 2); st > 0) add(with_cp_weights(wgmma_config(64, 2, st, true, 0)));
+      // Late-trigger twins (pdl=2) of the one-shot PDL candidates: on the H200 (session 8) the
+      // best small_m tactic got 2.5-3.5% faster with it at 8 of 40 points of 16-33.6 MB weights
+      // (nano9b.qkv, llama8b.qkv, llama8b.o, nemotron3super.shared_down) and 1.5% slower in
+      // geomean on weights >= 64 MB, where it is not offered.
+      std::vector<Config> late;
+      for (const Config& c : out)
+        if (c.wgmma && c.pdl && !c.late_trigger && c.persist == 0 && !c.reg_weights) late.push_back(with_late_trigger(c));
+      for (const Config& c : late) add(c);
     }
   }
   // v2: its default (with and without PDL) and, where v3 cannot run, the other shapes of block.

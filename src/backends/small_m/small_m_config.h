@@ -57,6 +57,10 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 //    slots of kRegChunks chunks in flight, no shared memory); a producer warp gathers the
 //    activations into a ring of `stages` slots of kRegSlotK bytes of K each. Same limits as
 //    wload=cp, and rows=64 only. Never a candidate (slower everywhere on the H200); runs when named.
+//  - pdl=2 (one-shot v3, TMA or cp.async weights): programmatic dependent launch as pdl=1, but a
+//    block releases the next kernel's blocks after its K loop instead of at its start, so they
+//    do not prefetch their weights while this kernel still streams its own (a few % faster on
+//    some 20-33 MB weights on the H200, slower on most large ones).
 struct Config {
   int rows = 32;    // weight rows (output columns n) per block: 16 x row tiles, shared by its warps
   int splitk = 1;   // blocks of one cluster that split K; reduced in fixed order through DSMEM
@@ -68,6 +72,7 @@ struct Config {
   int persist = 0;     // v3 only: 0 = one block per (tile, split); P > 0 = P blocks per SM, looping
   bool cp_weights = false;  // v3 only: weights through cp.async instead of TMA (",wload=cp")
   bool reg_weights = false; // v3 only: weights by ld.global into wgmma's A registers (",wload=reg")
+  bool late_trigger = false; // one-shot v3 with pdl only, spelled pdl=2: dependents launch after the K loop
 
   int row_tiles() const { return rows / 16; }
   int warpgroups() const { return rows / 64; }  // v3 consumer warpgroups
@@ -76,7 +81,7 @@ struct Config {
   bool operator==(const Config& o) const {
     return rows == o.rows && splitk == o.splitk && warps == o.warps && stages == o.stages && pdl == o.pdl &&
            wgmma == o.wgmma && l2pf == o.l2pf && persist == o.persist &&
-           cp_weights == o.cp_weights && reg_weights == o.reg_weights;
+           cp_weights == o.cp_weights && reg_weights == o.reg_weights && late_trigger == o.late_trigger;
   }
 };
 
@@ -97,6 +102,12 @@ inline Config wgmma_config(int rows, int splitk, int stages, bool pdl, int l2pf 
 // The same v3 config with its weights loaded by cp.async (",wload=cp").
 inline Config with_cp_weights(Config c) {
   c.cp_weights = true;
+  return c;
+}
+
+// The same v3 config releasing its dependents after the K loop ("pdl=2").
+inline Config with_late_trigger(Config c) {
+  c.late_trigger = true;
   return c;
 }
 

@@ -45,6 +45,7 @@ struct Params {
   const uint8_t* w;  // cp.async and register kernels: weights [batch][n][k] (TMA kernels: the tensor map)
   int64_t k;         // cp.async and register kernels: bytes of K per weight row (a multiple of 16)
   const uint8_t* a;  // register kernel: activations [batch][m][k]
+  int late_trigger;  // one-shot TMA and cp.async kernels: release dependents after the K loop (pdl=2)
 };
 
 // One stage of the TMA-layout ring (the TMA, cp.async and persistent kernels): 128 bytes of K of
@@ -130,9 +131,11 @@ __device__ __forceinline__ void split_k_blocks(const Params& p, int& kb0, int& n
 
 // Start of the one-shot kernels' blocks: thread 0 initializes the ring's barriers (full:
 // `full_arrivals` complete a stage; empty: one arrival per consumer warp), everyone waits for it,
-// and dependents may launch (their prologue and weight prefetch) once every block got here.
+// and dependents may launch (their prologue and weight prefetch) once every block got here;
+// unless `trigger` is false (pdl=2): the kernel then releases them after its K loop
+// (release_dependents_late).
 __device__ __forceinline__ void start_block(uint64_t* full_bar, uint64_t* empty_bar, int stages,
-                                            uint32_t full_arrivals, uint32_t consumer_warps) {
+                                            uint32_t full_arrivals, uint32_t consumer_warps, bool trigger = true) {
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
       mbar_init(&full_bar[s], full_arrivals);
@@ -142,7 +145,13 @@ __device__ __forceinline__ void start_block(uint64_t* full_bar, uint64_t* empty_
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   }
   __syncthreads();
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+  if (trigger) asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+
+// pdl=2: every thread of the block, once past its part of the K loop, releases the dependents
+// (a block that never gets here releases them when it exits).
+__device__ __forceinline__ void release_dependents_late(const Params& p) {
+  if (p.late_trigger) asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
 
 template <int NA>
@@ -337,7 +346,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
   int kb0, nkb;
   split_k_blocks(p, kb0, nkb);
 
-  start_block(full_bar, empty_bar, stages, 1, 4 * W);  // full: the producer's expect_tx arrival
+  start_block(full_bar, empty_bar, stages, 1, 4 * W, !p.late_trigger);  // full: the producer's expect_tx arrival
 
   float acc[kAcc];
 #pragma unroll
@@ -389,6 +398,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
     consume_k_blocks<WT, AT, NP, St>(acc, nkb, ring, full_bar, empty_bar, stages, wg, lane, s, phase,
                                                        prev);
   }
+  release_dependents_late(p);
 
   finish_block<W, NP, kThreads<W>>(p, acc, ring, row0, batch, warp < 4 * W);
 #else
@@ -502,6 +512,7 @@ void launch_wgmma_pair(const LaunchArgs& l) {
   kp.w = static_cast<const uint8_t*>(l.args.b);
   kp.k = pr.k;
   kp.a = static_cast<const uint8_t*>(l.args.a);
+  kp.late_trigger = c.late_trigger;
   if (c.rows == 64) return launch_wgmma_np<WT, AT, 1>(l, kp);
   if (c.rows == 128) return launch_wgmma_np<WT, AT, 2>(l, kp);
   FP8GEMM_FAIL(kInternal, "small_m: config ", c.to_string(), " has no wgmma instantiation");

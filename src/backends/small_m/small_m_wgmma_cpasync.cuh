@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
   split_k_blocks(p, kb0, nkb);
 
   // full: each producer's cp.async arrival + the activation TMA's expect_tx
-  start_block(full_bar, empty_bar, stages, kCpProducers + 1, 4 * W);
+  start_block(full_bar, empty_bar, stages, kCpProducers + 1, 4 * W, !p.late_trigger);
 
   float acc[kAcc];
 #pragma unroll
@@ -132,6 +132,7 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     consume_k_blocks<WT, AT, NP, St, true>(acc, nkb, ring, full_bar, empty_bar, stages, wg, lane, s,
                                                              phase, prev);
   }
+  release_dependents_late(p);
 
   // Every cp.async has landed: the consumers saw each stage's full barrier, which needs them all.
   finish_block<W, NP, kThreadsCp<W>>(p, acc, ring, row0, batch, warp < 4 * W);
