@@ -371,6 +371,45 @@ Config default_config(const Problem& p, int sm_count, int cc) {
   return c;
 }
 
+namespace {
+
+// The cp.async-weight candidates (sm_90), from the v3 TMA candidates offered so far (`tma`, the
+// default first), in the order they are offered; the caller drops what cannot run or repeats.
+// - Twins of the split-K one-shot PDL ones, at most 8: the first H200 run of this path
+//   (small_m_fixed_cost --set s6a, docs/perf/small_m.md Session 5) won 6 of 7 shapes with
+//   split-K >= 2 and lost without it.
+// - Twins of the split-1 ones; at about one block per SM (split-K of floor or ceil(SMs / row
+//   tiles), rings for 1 or 2 blocks per SM); and the split that fills 2, 3 or 4 blocks per SM in
+//   one wave (rounded down, where the TMA rule rounds up into a second wave). Session 8, H200,
+//   M <= 16 over the suite: the first two made cp.async the best small_m tactic at 72 of 115
+//   points (+3.2% geomean; >= 64 MB weights: median HBM fraction 0.85 -> 0.91), the one-wave
+//   splits added 0.15% (docs/perf/small_m.md, Session 8).
+std::vector<Config> cp_weight_candidates(const Problem& p, int sm_count, const std::vector<Config>& tma) {
+  const auto one_shot_pdl = [](const Config& c) {
+    return c.wgmma && c.persist == 0 && c.l2pf == 0 && c.pdl && !c.cp_weights && !c.reg_weights && !c.late_trigger;
+  };
+  std::vector<Config> out;
+  constexpr size_t kCpTwins = 8;
+  for (const Config& c : tma)
+    if (one_shot_pdl(c) && c.splitk >= 2 && out.size() < kCpTwins) out.push_back(with_cp_weights(c));
+  for (const Config& c : tma)
+    if (one_shot_pdl(c) && c.splitk == 1) out.push_back(with_cp_weights(c));
+  for (int rows : {64, 128}) {
+    const int64_t tiles = (p.n + rows - 1) / rows * p.batch;
+    for (int64_t per_sm : {int64_t(sm_count) / tiles, (int64_t(sm_count) + tiles - 1) / tiles})
+      for (int occ : {1, 2})
+        if (const int st = wgmma_stages_for(p, rows, occ); st > 0)
+          out.push_back(with_cp_weights(wgmma_config(rows, wgmma_fill_splitk(p, rows, per_sm * tiles), st, true, 0)));
+    for (int occ : {2, 3, 4})
+      if (const int64_t per_wave = int64_t(occ) * sm_count / tiles; per_wave >= 1)
+        if (const int st = wgmma_stages_for(p, rows, occ); st > 0)
+          out.push_back(with_cp_weights(wgmma_config(rows, wgmma_fill_splitk(p, rows, per_wave * tiles), st, true, 0)));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
   std::vector<Config> out{default_config(p, sm_count, cc)};
   const auto add = [&](Config c) {
@@ -389,38 +428,7 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
         for (int64_t target : {int64_t(sm_count), int64_t(sm_count) * 2, int64_t(sm_count) * occ})
           add(wgmma_config(rows, wgmma_fill_splitk(p, rows, target), stages, true, 0));
       }
-    // cp.async weight twins of the one-shot PDL-on v3 candidates above (the default first) that
-    // split K, at most kCpTwins: the first H200 run of this path (small_m_fixed_cost --set s6a,
-    // docs/perf/small_m.md Session 5) won 6 of 7 shapes with split-K >= 2 and lost without it.
-    constexpr size_t kCpTwins = 8;
-    std::vector<Config> twins;
-    for (const Config& c : out)
-      if (c.wgmma && c.persist == 0 && c.l2pf == 0 && c.pdl && c.splitk >= 2 && twins.size() < kCpTwins)
-        twins.push_back(with_cp_weights(c));
-    for (const Config& c : twins) add(c);
-    // cp.async weights without split-K too (twins of the split-1 candidates above); at about one
-    // block per SM (split-K of floor or ceil(SMs / row tiles), rings for 1 or 2 blocks per SM);
-    // and with the split that fills 2, 3 or 4 blocks per SM in one wave (rounded down, where the
-    // rule above rounds up into a second wave). Session 8, H200, M <= 16 over the suite: the
-    // first two made cp.async the best small_m tactic at 72 of 115 points (+3.2% geomean; >= 64
-    // MB weights: median HBM fraction 0.85 -> 0.91), the one-wave splits added 0.15%
-    // (docs/perf/small_m.md, Session 8).
-    std::vector<Config> unsplit;
-    for (const Config& c : out)
-      if (c.wgmma && c.persist == 0 && c.l2pf == 0 && c.pdl && c.splitk == 1 && !c.cp_weights && !c.reg_weights)
-        unsplit.push_back(with_cp_weights(c));
-    for (const Config& c : unsplit) add(c);
-    for (int rows : {64, 128}) {
-      const int64_t tiles = (p.n + rows - 1) / rows * p.batch;
-      for (int64_t per_sm : {int64_t(sm_count) / tiles, (int64_t(sm_count) + tiles - 1) / tiles})
-        for (int occ : {1, 2})
-          if (const int st = wgmma_stages_for(p, rows, occ); st > 0)
-            add(with_cp_weights(wgmma_config(rows, wgmma_fill_splitk(p, rows, per_sm * tiles), st, true, 0)));
-      for (int occ : {2, 3, 4})
-        if (const int64_t per_wave = int64_t(occ) * sm_count / tiles; per_wave >= 1)
-          if (const int st = wgmma_stages_for(p, rows, occ); st > 0)
-            add(with_cp_weights(wgmma_config(rows, wgmma_fill_splitk(p, rows, per_wave * tiles), st, true, 0)));
-    }
+    for (const Config& c : cp_weight_candidates(p, sm_count, out)) add(c);
     // Weights in registers (",wload=reg") are not offered: on the H200 they lost to the best
     // other small_m tactic at every suite point at M = 1 and 16 (docs/perf/small_m.md, Session 6).
     // They run when named.
