@@ -67,6 +67,25 @@ void expect_sm90_only(const Config& c) {
   }
 }
 
+// A name parse_config must reject, and a part of the message that says why.
+struct Malformed {
+  const char* name;
+  const char* why;
+};
+
+template <size_t N>
+void expect_rejected(const Malformed (&cases)[N]) {
+  for (const Malformed& c : cases) {
+    try {
+      parse_config(c.name);
+      ADD_FAILURE() << "accepted '" << c.name << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << c.name;
+      EXPECT_NE(std::string(e.what()).find(c.why), std::string::npos) << c.name << ": " << e.what();
+    }
+  }
+}
+
 TEST(SmallMConfig, EveryConfigRoundTripsThroughItsName) {
   const auto configs = all_existing_configs();
   ASSERT_GT(configs.size(), 100u);
@@ -114,10 +133,7 @@ TEST(SmallMConfig, EveryConfigRoundTripsThroughItsName) {
 }
 
 TEST(SmallMConfig, RejectsMisplacedLateTriggerWithTheReason) {
-  const struct {
-    const char* name;
-    const char* why;
-  } cases[] = {
+  const Malformed cases[] = {
       {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=3", "0, 1 or 2"},
       {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=-1", "0, 1 or 2"},
       {"rows=16,splitk=1,warps=8,stages=2,pdl=2", "0 or 1"},
@@ -125,15 +141,7 @@ TEST(SmallMConfig, RejectsMisplacedLateTriggerWithTheReason) {
       {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=2,wload=reg", "not wload=reg"},
       {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=02", "not canonical"},
   };
-  for (const auto& c : cases) {
-    try {
-      parse_config(c.name);
-      ADD_FAILURE() << "accepted '" << c.name << "'";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << c.name;
-      EXPECT_NE(std::string(e.what()).find(c.why), std::string::npos) << c.name << ": " << e.what();
-    }
-  }
+  expect_rejected(cases);
   Config v2;
   v2.pdl = true;
   v2.late_trigger = true;
@@ -165,10 +173,7 @@ TEST(SmallMConfig, LateTriggerTwinsOnlyForSmallWeights) {
 }
 
 TEST(SmallMConfig, RejectsMalformedWloadWithTheReason) {
-  const struct {
-    const char* name;
-    const char* why;  // part of the message
-  } cases[] = {
+  const Malformed cases[] = {
       {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=tma", "its values are cp"},
       {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=", "its values are cp"},
       {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=CP", "its values are cp"},
@@ -191,15 +196,7 @@ TEST(SmallMConfig, RejectsMalformedWloadWithTheReason) {
       {"wgmma,rows=128,splitk=2,stages=8,l2pf=0,pdl=1,wload=reg", "rows=64"},
       {"rows=16,splitk=1,warps=8,stages=2,pdl=1,wload=reg", "trailing characters"},
   };
-  for (const auto& c : cases) {
-    try {
-      parse_config(c.name);
-      ADD_FAILURE() << "accepted '" << c.name << "'";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << c.name;
-      EXPECT_NE(std::string(e.what()).find(c.why), std::string::npos) << c.name << ": " << e.what();
-    }
-  }
+  expect_rejected(cases);
   // The struct-level rules, with reasons.
   Config v2;
   v2.cp_weights = true;
