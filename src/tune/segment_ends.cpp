@@ -22,7 +22,7 @@ struct Contender {
   double at_low = 0;      // at the segment's lowest M (0: not timed or failed there)
 };
 
-// PolicyOptions::split_segments (off by default, not yet measured on a GPU). Segment i was timed
+// PolicyOptions::split_segments (off by default; measured once, docs/tuning.md). Segment i was timed
 // at its lowest M (`low`; its low-end rows are the last of its candidates), contenders[0] is
 // its choice. Where another contender is faster at the lowest M by more than `threshold` and
 // slower at the sampled M by more than it too, each end prefers its own and neither fits the

@@ -303,7 +303,7 @@ TEST_F(PolicyTest, TheFastestTacticPrunedAtTheEdgeCompetesAtTheSamples) {
   EXPECT_EQ(run(none).choice_for(53), "cublaslt:heur");
 }
 
-// Opt-in (not yet measured on a GPU): where each end of a segment prefers another tactic by more
+// Opt-in: where each end of a segment prefers another tactic by more
 // than the threshold (c1 25% faster at 53, 40% slower at 49), the lowest M's best takes the lower
 // half instead of one of them taking it all.
 TEST_F(PolicyTest, SplitSegmentsGivesEachEndsBestItsHalf) {

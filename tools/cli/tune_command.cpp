@@ -179,8 +179,7 @@ const CommandRegistrar kRegister([](CLI::App& app) {
                 "let cuBLASLt's heuristic, re-asked at each M, compete for every segment at its lowest M "
                 "(needs the segment check; default on)");
   cmd->add_flag("--split-segments,!--no-split-segments", o.split_segments,
-                "split a segment whose two ends each prefer another tactic (needs the segment check; default off, "
-                "not yet measured)");
+                "split a segment whose two ends each prefer another tactic (needs the segment check; default off)");
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });
