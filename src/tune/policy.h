@@ -97,6 +97,13 @@ std::vector<Tactic> trim_candidates(const std::vector<Tactic>& tactics, size_t k
 // sample up to where the previous sample's choice needs another M tile when that is higher.
 std::vector<int64_t> bucket_sample_ms(int64_t m, int count);
 
+// The previous edge of m's bucket: the bucket is (lower, edge].
+int64_t bucket_lower(int64_t m);
+
+// The estimated cost (us) of one tactic timed below the edge at q (warm-up + 5 replays); only
+// for budgeting.
+double below_edge_cost_us(const Problem& q);
+
 // Measures and decides one key. `problem` is the key's representative problem. Never throws
 // for a failing candidate or backend; a failing timer keeps the default with the reason.
 Decision decide(const Problem& problem, const std::vector<Backend*>& backends,

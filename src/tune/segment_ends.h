@@ -14,13 +14,6 @@
 
 namespace fp8gemm::tuning {
 
-// The previous edge of m's bucket: the bucket is (lower, edge].
-int64_t bucket_lower(int64_t m);
-
-// The estimated cost (us) of one tactic timed below the edge at q (warm-up + 5 replays); only
-// for budgeting.
-double below_edge_cost_us(const Problem& q);
-
 // The name of floor_choice at M = m for `problem`'s shape; empty when no backend can run it.
 std::string fixed_floor(const std::vector<Backend*>& backends, const Problem& problem, int64_t m);
 
