@@ -115,8 +115,9 @@ class FakeTimer : public Timer {
       std::vector<double> s = t.samples_us;
       std::sort(s.begin(), s.end());
       t.median_us = s[s.size() / 2];
-      if (clock_ms) *clock_ms += (o.replays + o.warmup_replays) * calls * base / 1000.0;
-      replays_ms += (o.replays + o.warmup_replays) * calls * base / 1000.0;
+      const double cost_ms = (o.replays + o.warmup_replays) * calls * base / 1000.0;
+      if (clock_ms) *clock_ms += cost_ms;
+      replays_ms += cost_ms;
     }
     return out;
   }
