@@ -81,8 +81,14 @@ class Context {
            const std::string& backend = "auto");
   void run_tactic(const Problem& p, const Tactic& t, const GemmArgs& args, cudaStream_t stream);
 
-  // The workspace this Context uses on `stream` (allocated on first use of the stream).
+  // The workspace this Context uses on `stream`: its scratch and its flags (Workspace), each
+  // allocated on first use of the stream (legal inside stream capture).
   Workspace workspace(cudaStream_t stream);
+  // The flags alone (no scratch), for callers that bring their own scratch (the PyTorch op).
+  Workspace flags(cudaStream_t stream);
+
+  // Flags per stream: a stream-K launch uses one per block.
+  static constexpr size_t kStreamFlags = 4096;
 
   void set_selector(std::shared_ptr<Selector> selector);
   std::shared_ptr<Selector> selector() const;

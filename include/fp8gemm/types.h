@@ -70,9 +70,15 @@ struct GemmArgs {
   void* out = nullptr;
 };
 
+// Device scratch of one call. `ptr` is scratch that any launch may overwrite. `flags` are words
+// that the blocks of one launch signal each other through (small_m's stream-K tactics): they are
+// zero between launches (zeroed once when allocated; a launch clears every flag it sets) and
+// nothing else writes them, so they must not overlap the scratch. Both belong to one stream.
 struct Workspace {
   void* ptr = nullptr;
   size_t bytes = 0;
+  unsigned* flags = nullptr;
+  size_t flag_count = 0;
 };
 
 // A yes/no answer with the reason for "no" (can_implement, available).

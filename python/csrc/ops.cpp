@@ -56,8 +56,12 @@ void run(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, co
     const size_t need = r->workspace_bytes;
     at::Tensor workspace;
     if (need) workspace = at::empty({static_cast<int64_t>(need)}, A.options().dtype(at::kByte));
-    r->backend->run(p, r->tactic, GemmArgs{args.a, args.b, args.a_scale, args.b_scale, args.out},
-                    Workspace{need ? workspace.data_ptr() : nullptr, need}, stream);
+    // Scratch from torch's allocator (stream-ordered, graph-pool aware); the flags, which must stay
+    // zero between launches, from the context.
+    Workspace ws = need ? ctx.flags(stream) : Workspace{};
+    ws.ptr = need ? workspace.data_ptr() : nullptr;
+    ws.bytes = need;
+    r->backend->run(p, r->tactic, GemmArgs{args.a, args.b, args.a_scale, args.b_scale, args.out}, ws, stream);
   } catch (const Error& e) {
     throw_torch_error(e);
   }

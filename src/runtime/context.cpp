@@ -43,8 +43,12 @@ struct Context::Impl {
   DeviceInfo device;
   std::vector<std::unique_ptr<Backend>> backends;
 
+  struct StreamMemory {
+    void* scratch = nullptr;
+    unsigned* flags = nullptr;
+  };
   std::mutex workspace_mutex;
-  std::unordered_map<cudaStream_t, void*> workspaces;
+  std::unordered_map<cudaStream_t, StreamMemory> workspaces;
 
   mutable std::shared_mutex selector_mutex;
   std::shared_ptr<Selector> selector;
@@ -115,7 +119,10 @@ Context::Context(ContextOptions options) : impl_(std::make_unique<Impl>()) {
 }
 
 Context::~Context() {
-  for (auto& [stream, ptr] : impl_->workspaces) cudaFree(ptr);
+  for (auto& [stream, mem] : impl_->workspaces) {
+    if (mem.scratch) cudaFree(mem.scratch);
+    if (mem.flags) cudaFree(mem.flags);
+  }
 }
 
 const DeviceInfo& Context::device() const { return impl_->device; }
@@ -201,22 +208,57 @@ void Context::run_tactic(const Problem& p, const Tactic& t, const GemmArgs& args
   launch(*this, *b, p, t, b->workspace_bytes(p, t), args, stream);
 }
 
-Workspace Context::workspace(cudaStream_t stream) {
-  const size_t bytes = impl_->options.workspace_bytes;
-  if (bytes == 0) return {};
-  std::lock_guard lock(impl_->workspace_mutex);
-  auto it = impl_->workspaces.find(stream);
-  if (it != impl_->workspaces.end()) return {it->second, bytes};
-  // First use of this stream. cudaMalloc is not a stream operation, but under global capture
-  // mode it is refused; relaxed mode for this thread makes the first call legal inside capture.
+namespace {
+
+// Device memory for a stream's first call. cudaMalloc is not a stream operation, but under
+// global capture mode it is refused; relaxed mode for this thread makes it legal inside capture.
+// zero: cleared before returning, through a private stream (the caller's may be capturing).
+void* allocate_for_stream(size_t bytes, bool zero) {
   cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   FP8GEMM_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
   void* ptr = nullptr;
   cudaError_t err = cudaMalloc(&ptr, bytes);
+  if (err == cudaSuccess && zero) {
+    cudaStream_t s = nullptr;
+    err = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    if (err == cudaSuccess) {
+      err = cudaMemsetAsync(ptr, 0, bytes, s);
+      const cudaError_t sync = cudaStreamSynchronize(s);
+      if (err == cudaSuccess) err = sync;
+      cudaStreamDestroy(s);
+    }
+    if (err != cudaSuccess) {
+      cudaFree(ptr);
+      ptr = nullptr;
+    }
+  }
   cudaThreadExchangeStreamCaptureMode(&mode);
   FP8GEMM_CUDA_CHECK(err);
-  impl_->workspaces.emplace(stream, ptr);
-  return {ptr, bytes};
+  return ptr;
+}
+
+}  // namespace
+
+Workspace Context::workspace(cudaStream_t stream) {
+  const size_t bytes = impl_->options.workspace_bytes;
+  if (bytes == 0) return {};
+  Workspace ws = flags(stream);
+  std::lock_guard lock(impl_->workspace_mutex);
+  Impl::StreamMemory& mem = impl_->workspaces[stream];
+  if (!mem.scratch) mem.scratch = allocate_for_stream(bytes, false);
+  ws.ptr = mem.scratch;
+  ws.bytes = bytes;
+  return ws;
+}
+
+Workspace Context::flags(cudaStream_t stream) {
+  std::lock_guard lock(impl_->workspace_mutex);
+  Impl::StreamMemory& mem = impl_->workspaces[stream];
+  if (!mem.flags) mem.flags = static_cast<unsigned*>(allocate_for_stream(kStreamFlags * sizeof(unsigned), true));
+  Workspace ws;
+  ws.flags = mem.flags;
+  ws.flag_count = kStreamFlags;
+  return ws;
 }
 
 void Context::set_selector(std::shared_ptr<Selector> selector) {

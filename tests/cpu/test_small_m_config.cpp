@@ -40,6 +40,11 @@ std::vector<Config> all_existing_configs() {
               EXPECT_EQ(bool(config_exists(cr)), rows == 64) << cr.to_string();
               if (rows == 64) out.push_back(cr);
             }
+            for (int per_sm = 1; per_sm <= (rows == 64 ? 4 : 2) && splitk == 1 && l2pf == 0; ++per_sm) {
+              const Config sk = streamk_config(rows, stages, pdl, per_sm);
+              EXPECT_TRUE(config_exists(sk)) << sk.to_string();
+              out.push_back(sk);
+            }
             for (int persist = 1; persist <= kWgmmaMaxPersist && l2pf == 0; ++persist) {
               const Config cp = wgmma_config(rows, splitk, stages, pdl, 0, persist);
               EXPECT_TRUE(config_exists(cp)) << cp.to_string();
@@ -132,6 +137,85 @@ TEST(SmallMConfig, EveryConfigRoundTripsThroughItsName) {
   EXPECT_FALSE(late == wgmma_config(64, 2, 12, true, 8));
 }
 
+TEST(SmallMConfig, StreamKNamesAndRules) {
+  const Config sk = streamk_config(64, 12, true, 2);
+  EXPECT_EQ(sk.to_string(), "wgmma,rows=64,splitk=1,stages=12,l2pf=0,pdl=1,streamk=2,wload=cp");
+  EXPECT_EQ(parse_config("wgmma,rows=128,splitk=1,stages=6,l2pf=0,pdl=0,streamk=1,wload=cp"),
+            streamk_config(128, 6, false, 1));
+  EXPECT_EQ(parse_config("wgmma,rows=64,splitk=1,stages=12,l2pf=0,pdl=1,wload=cp").streamk, 0);
+  EXPECT_FALSE(sk == with_cp_weights(wgmma_config(64, 1, 12, true)));
+  const Malformed cases[] = {
+      {"wgmma,rows=64,splitk=1,stages=12,l2pf=0,pdl=1,streamk=2", "load their weights by cp.async"},
+      {"wgmma,rows=64,splitk=2,stages=12,l2pf=0,pdl=1,streamk=2,wload=cp", "splitk=1"},
+      {"wgmma,rows=64,splitk=1,stages=12,l2pf=0,pdl=1,streamk=5,wload=cp", "1..4 blocks per SM at rows=64"},
+      {"wgmma,rows=128,splitk=1,stages=12,l2pf=0,pdl=1,streamk=3,wload=cp", "1..2 at rows=128"},
+      {"wgmma,rows=64,splitk=1,stages=12,l2pf=0,pdl=1,streamk=-1,wload=cp", "1..4 blocks per SM"},
+      {"wgmma,rows=64,splitk=1,stages=12,l2pf=0,pdl=2,streamk=1,wload=cp", "pdl=0 or 1"},
+      {"wgmma,rows=64,splitk=1,stages=12,l2pf=0,pdl=1,streamk=0,wload=cp", "not canonical"},
+      {"wgmma,rows=64,splitk=1,stages=12,l2pf=0,pdl=1,streamk=1,wload=reg", "load their weights by cp.async"},
+      {"wgmma,rows=64,splitk=1,stages=12,l2pf=0,pdl=1,wload=cp,streamk=1", "wload must be the last field"},
+      {"wgmma,rows=64,splitk=1,stages=12,l2pf=0,pdl=1,persist=1,streamk=1,wload=cp", "the one-shot kernel only"},
+      {"rows=32,splitk=1,warps=8,stages=2,pdl=1,streamk=1", "trailing characters"},
+  };
+  expect_rejected(cases);
+  Config v2;
+  v2.streamk = 1;
+  EXPECT_NE(config_exists(v2).reason.find("wgmma (v3) field"), std::string::npos);
+}
+
+// The grid is B blocks per SM but at most one per unit; the workspace holds two slots of
+// NP/2 x rows*2 floats per block; every block of the grid must fit the SMs at once.
+TEST(SmallMConfig, StreamKGridWorkspaceAndResidency) {
+  const Problem big = problem(16, 10240, 8192);  // 160 x 64 units at rows 64
+  EXPECT_EQ(streamk_grid(big, streamk_config(64, 12, true, 2), 132), 264);
+  EXPECT_EQ(streamk_workspace_bytes(big, streamk_config(64, 12, true, 2), 132), 264u * 2 * 8 * 128 * 4);
+  EXPECT_EQ(streamk_workspace_bytes(problem(17, 10240, 8192), streamk_config(128, 6, true, 1), 132),
+            132u * 2 * 12 * 256 * 4);
+  EXPECT_EQ(streamk_grid(problem(1, 64, 256), streamk_config(64, 4, true, 4), 132), 2);  // 1 tile x 2 K blocks
+  EXPECT_EQ(streamk_grid(problem(1, 64, 256, 3), streamk_config(64, 4, true, 4), 132), 6);
+  EXPECT_EQ(streamk_workspace_bytes(big, with_cp_weights(wgmma_config(64, 1, 12, true)), 132), 0u);
+  EXPECT_EQ(streamk_grid(big, wgmma_config(64, 1, 12, true), 132), 0);
+  // 2 blocks of a 12-stage ring of 64 + 16 rows (120 KB each) do not fit 228 KB; 1 does.
+  const Verdict two = can_implement(big, streamk_config(64, 12, true, 2), 90);
+  EXPECT_FALSE(two);
+  EXPECT_NE(two.reason.find("must fit one SM's 228 KB"), std::string::npos) << two.reason;
+  EXPECT_TRUE(can_implement(big, streamk_config(64, 12, true, 1), 90));
+  EXPECT_TRUE(can_implement(big, streamk_config(64, 8, true, 2), 90));
+  expect_sm90_only(streamk_config(64, 4, true, 1));
+}
+
+// Offered on sm_90 for every shape: rows 64 and 128 at 1 and 2 blocks per SM, each with the
+// deepest ring for that occupancy and with the one that leaves room for one more block.
+TEST(SmallMConfig, StreamKCandidatesFollowTheirRule) {
+  const int64_t shapes[][2] = {{6144, 4096}, {4096, 4096}, {10240, 8192}, {4480, 15680}, {8192, 1024}, {57344, 8192}};
+  for (const auto& s : shapes)
+    for (int64_t m : {1, 9, 32}) {
+      const Problem p = problem(m, s[0], s[1]);
+      const auto cands = candidate_configs(p, 132, 90);
+      int offered = 0;
+      for (const Config& c : cands) {
+        if (c.streamk == 0) continue;
+        ++offered;
+        EXPECT_TRUE(can_implement(p, c, 90)) << c.to_string();
+        EXPECT_TRUE(c.cp_weights && c.pdl && c.splitk == 1 && c.l2pf == 0) << c.to_string();
+        EXPECT_TRUE(c.streamk == 1 || c.streamk == 2) << c.to_string();
+        const int64_t per_block = int64_t(shared_bytes(p, c)) + 1280;
+        EXPECT_LE(per_block * c.streamk, 228 * 1024) << c.to_string();
+        // The deepest ring for streamk or streamk + 1 blocks: one stage more would not fit.
+        Config deeper = c;
+        ++deeper.stages;
+        const bool deepest_for_b = (int64_t(shared_bytes(p, deeper)) + 1280) * c.streamk > 228 * 1024 ||
+                                   deeper.stages > kWgmmaMaxStages;
+        const bool deepest_for_b1 = (int64_t(shared_bytes(p, deeper)) + 1280) * (c.streamk + 1) > 228 * 1024;
+        EXPECT_TRUE(deepest_for_b || deepest_for_b1) << c.to_string();
+      }
+      EXPECT_GE(offered, 4) << p;
+      EXPECT_LE(offered, 8) << p;
+      EXPECT_EQ(default_config(p, 132, 90).streamk, 0) << p;
+      for (const Config& c : candidate_configs(p, 148, 100)) EXPECT_EQ(c.streamk, 0) << c.to_string();
+    }
+}
+
 TEST(SmallMConfig, RejectsMisplacedLateTriggerWithTheReason) {
   const Malformed cases[] = {
       {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=3", "0, 1 or 2"},
@@ -161,7 +245,7 @@ TEST(SmallMConfig, LateTriggerTwinsOnlyForSmallWeights) {
       int late = 0, eligible = 0;
       for (const Config& c : cands) {
         late += c.late_trigger;
-        if (c.wgmma && c.pdl && !c.late_trigger && c.persist == 0 && !c.reg_weights) {
+        if (c.wgmma && c.pdl && !c.late_trigger && c.persist == 0 && c.streamk == 0 && !c.reg_weights) {
           ++eligible;
           EXPECT_EQ(std::find(cands.begin(), cands.end(), with_late_trigger(c)) != cands.end(), small) << c.to_string();
         }
@@ -391,6 +475,7 @@ TEST(SmallMConfig, CpWeightCandidatesFollowTheirRules) {
       int split_twins = 0;
       for (const Config& c : cands) {
         if (!c.cp_weights || c.late_trigger) continue;  // late-trigger twins: LateTriggerTwinsOnlyForSmallWeights
+        if (c.streamk > 0) continue;                      // StreamKCandidatesFollowTheirRule
         EXPECT_TRUE(c.wgmma && c.pdl && c.l2pf == 0 && c.persist == 0 && !c.reg_weights) << c.to_string();
         Config tma = c;
         tma.cp_weights = false;

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -233,6 +234,68 @@ TEST(SmallM, WgmmaLateTriggerEveryInstantiationAndSplit) {
   EXPECT_EQ(sweep_weight_path(be, seed, 2064, {64, 128}, 2, late_cp), 24);
 }
 
+// Stream-K (",streamk=B"): every (rows, N instantiation), 1..4 blocks per SM (1..2 at 128 rows),
+// rings 2..16, PDL on/off, on problems whose tiles are cut in every way: runs crossing tiles and
+// batches (64 tiles x 3 batches x 9 K blocks), one unit per block with every tile shared by 64
+// blocks (2 tiles x 64 K blocks), ragged N with a K tail (n 208, k 2064), and long K (20 tiles x
+// 256 K blocks, ~7 blocks per tile). Afterwards every flag of the stream is zero again.
+TEST(SmallM, WgmmaStreamKEveryInstantiationAndCut) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
+  Backend& be = small_m_backend();
+  const int stages_list[] = {2, 3, 4, 8, 12, 16};
+  const int64_t shapes[][3] = {{3, 4080, 1040}, {1, 128, 8192}, {2, 208, 2064}, {1, 1280, 32768}};
+  uint64_t seed = 9700;
+  int ran = 0, pick = 0, which = 0;
+  for (int64_t m : {1, 8, 9, 16, 23, 32}) {
+    const auto& s = shapes[which++ % 4];
+    const Problem p = make(s[0], m, s[1], s[2]);
+    VerifyCase vc(p, seed++);
+    for (int rows : {64, 128})
+      for (int per_sm = 1; per_sm <= (rows == 64 ? 4 : 2); ++per_sm, ++pick) {
+        small_m::Config c = small_m::streamk_config(rows, stages_list[pick % 6], pick % 3 != 1, per_sm);
+        while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
+        ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
+      }
+  }
+  EXPECT_EQ(ran, 36);
+  uint64_t seed2 = 9800;
+  passes_every_dtype_pair(be, seed2, {small_m::streamk_config(64, 4, true, 2), small_m::streamk_config(128, 6, false, 1)});
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const Workspace ws = testing::test_context().flags(nullptr);
+  std::vector<unsigned> flags(ws.flag_count, 1u);
+  ASSERT_EQ(cudaMemcpy(flags.data(), ws.flags, flags.size() * sizeof(unsigned), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(std::count(flags.begin(), flags.end(), 0u), std::ptrdiff_t(flags.size())) << "a launch left a flag set";
+}
+
+// Stream-K without its workspace is refused before any launch, naming what is missing.
+TEST(SmallM, StreamKNeedsItsWorkspace) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
+  Backend& be = small_m_backend();
+  const Problem p = make(1, 8, 4096, 4096);
+  const Tactic t{"small_m", small_m::streamk_config(64, 8, true, 2).to_string()};
+  EXPECT_GT(be.workspace_bytes(p, t), 0u);
+  GemmArgs args;  // never dereferenced: the checks come first
+  try {
+    be.run(p, t, args, Workspace{}, nullptr);
+    ADD_FAILURE() << "ran without a workspace";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("stream-K partial sums"), std::string::npos) << e.what();
+  }
+  Workspace scratch_only = testing::test_context().workspace(nullptr);
+  scratch_only.flags = nullptr;
+  scratch_only.flag_count = 0;
+  try {
+    be.run(p, t, args, scratch_only, nullptr);
+    ADD_FAILURE() << "ran without flags";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("flags (one per block)"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
 // v3 with weights in registers (",wload=reg"): every (rows, N instantiation) with activation rings
 // of 2..16 slots (2 slots over 9 wrap four times), split-K 1..8 in whole 512-byte slots (8 over 9
 // slots leaves the last ranks without K; the last slot holds 16 bytes: zero-filled weights and
@@ -329,7 +392,8 @@ TEST(SmallM, WgmmaExactIntegersWithMismatchPattern) {
                                    small_m::with_cp_weights(small_m::wgmma_config(64, 2, 3, true)),
                                    small_m::with_cp_weights(small_m::wgmma_config(128, 1, 2, false)),
                                    small_m::with_reg_weights(small_m::wgmma_config(64, 1, 3, true)),
-                                   small_m::with_reg_weights(small_m::wgmma_config(64, 1, 2, false))}) {
+                                   small_m::with_reg_weights(small_m::wgmma_config(64, 1, 2, false)),
+                                   small_m::streamk_config(64, 3, true, 2), small_m::streamk_config(128, 2, false, 1)}) {
     const Tactic t{"small_m", c.to_string()};
     cudaMemset(dout, 0xFF, size_t(batch * m * n) * 2);
     GemmArgs args;
@@ -338,7 +402,7 @@ TEST(SmallM, WgmmaExactIntegersWithMismatchPattern) {
     args.a_scale = ds;
     args.b_scale = ds + 1;
     args.out = dout;
-    be.run(p, t, args, Workspace{}, nullptr);
+    be.run(p, t, args, testing::test_context().workspace(nullptr), nullptr);  // stream-K: its partials and flags
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << t.name();
     std::vector<uint16_t> out(size_t(batch * m * n));
     cudaMemcpy(out.data(), dout, out.size() * 2, cudaMemcpyDeviceToHost);
@@ -406,6 +470,8 @@ TEST(SmallM, SplitKIsDeterministic) {
     names.push_back(small_m::with_cp_weights(small_m::wgmma_config(64, 8, 4, true)).to_string());
   if (testing::test_context().device().compute_capability() == 90)
     names.push_back(small_m::with_reg_weights(small_m::wgmma_config(64, 8, 4, true)).to_string());
+  if (testing::test_context().device().compute_capability() == 90)
+    names.push_back(small_m::streamk_config(64, 4, true, 2).to_string());  // 20 tiles x 64 K blocks over 264 blocks: every tile cut
   for (const std::string& name : names) {
     const Tactic t{"small_m", name};
     const CheckResult a = verify_tactic(testing::test_context(), p, t, 77);

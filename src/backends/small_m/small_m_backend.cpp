@@ -51,12 +51,15 @@ class SmallMBackend final : public Backend {
     }
   }
 
-  // Split-K is reduced inside a cluster through distributed shared memory: no workspace.
-  size_t workspace_bytes(const Problem&, const Tactic&) override { return 0; }
+  // Split-K is reduced inside a cluster through distributed shared memory: no workspace. Stream-K
+  // tactics keep partial sums of the tiles their blocks share in it (and use its flags).
+  size_t workspace_bytes(const Problem& p, const Tactic& t) override {
+    return small_m::streamk_workspace_bytes(p, config_of(t.config), device_.sm_count);
+  }
 
-  void run(const Problem& p, const Tactic& t, const GemmArgs& args, Workspace, cudaStream_t stream) override {
+  void run(const Problem& p, const Tactic& t, const GemmArgs& args, Workspace ws, cudaStream_t stream) override {
     if (p.empty()) return;
-    small_m::LaunchArgs l{p, config_of(t.config), args, stream, device_.sm_count};
+    small_m::LaunchArgs l{p, config_of(t.config), args, stream, device_.sm_count, ws};
     const bool v3 = l.config.wgmma;
     if (p.a_type == DType::kE4M3 && p.b_type == DType::kE4M3)
       return (v3 ? small_m::launch_wgmma_e4m3_e4m3 : small_m::launch_e4m3_e4m3)(l);

@@ -10,6 +10,9 @@
 namespace fp8gemm::small_m {
 
 namespace {
+// Shared memory per block beside its dynamic allocation: ~1 KB reserved by the system and the
+// v3 kernels' 256 bytes of barriers.
+constexpr int64_t kBlockReservedSmem = 1024 + 256;
 // The weight paths' suffixes (cp.async, registers); TMA (the default) is not spelled.
 constexpr std::string_view kWloadCpField = ",wload=cp";
 constexpr std::string_view kWloadRegField = ",wload=reg";
@@ -21,6 +24,7 @@ std::string Config::to_string() const {
     os << "wgmma,rows=" << rows << ",splitk=" << splitk << ",stages=" << stages << ",l2pf=" << l2pf
        << ",pdl=" << (late_trigger ? 2 : pdl ? 1 : 0);
     if (persist > 0) os << ",persist=" << persist;
+    if (streamk > 0) os << ",streamk=" << streamk;
     if (cp_weights) os << kWloadCpField;
     if (reg_weights) os << kWloadRegField;
     return os.str();
@@ -36,11 +40,11 @@ namespace {
 int take_field(std::string_view& text, std::string_view key, bool last, std::string_view whole, bool v3) {
   const auto fail = [&](const char* why) {
     FP8GEMM_FAIL(kInvalidArgument, "small_m tactic '", whole, "': ", why, " (expected ",
-                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1|2[,persist=B][,wload=cp|reg])"
+                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1|2[,persist=B|,streamk=B][,wload=cp|reg])"
                     : "rows=R,splitk=S,warps=W,stages=P,pdl=0|1)");
   };
   if (text.substr(0, key.size()) != key || text.size() <= key.size() || text[key.size()] != '=')
-    fail(v3 ? "fields must be wgmma, rows, splitk, stages, l2pf, pdl[, persist][, wload] in this order"
+    fail(v3 ? "fields must be wgmma, rows, splitk, stages, l2pf, pdl[, persist or streamk][, wload] in this order"
             : "fields must be rows, splitk, warps, stages, pdl in this order");
   text.remove_prefix(key.size() + 1);
   int value = 0;
@@ -87,16 +91,20 @@ Config parse_config(std::string_view text) {
   FP8GEMM_REQUIRE(!v3 || rest.find(kWload) == std::string_view::npos, kInvalidArgument, "small_m tactic '", text,
                   "': wload must be the last field and its values are cp (weights through cp.async) and reg "
                   "(weights in registers); TMA is the default and is not spelled");
-  // v3 names may end with ",persist=P" (before wload); pdl is then not the last field.
-  constexpr std::string_view kPersist = ",persist=";
-  const size_t persist_at = v3 ? rest.find(kPersist) : std::string_view::npos;
-  std::string_view persist_field;
-  if (persist_at != std::string_view::npos) {
-    persist_field = rest.substr(persist_at + 1);
-    rest = rest.substr(0, persist_at);
-  }
+  // v3 names may end with ",persist=P" or ",streamk=B" (before wload); pdl is then not the last
+  // field.
+  const auto split_off = [&](std::string_view key) {
+    const size_t at = v3 ? rest.find(key) : std::string_view::npos;
+    if (at == std::string_view::npos) return std::string_view{};
+    const std::string_view field = rest.substr(at + 1);
+    rest = rest.substr(0, at);
+    return field;
+  };
+  std::string_view streamk_field = split_off(",streamk=");
+  std::string_view persist_field = split_off(",persist=");
   const int pdl = take_field(rest, "pdl", true, text, v3);
   if (!persist_field.empty()) c.persist = take_field(persist_field, "persist", true, text, v3);
+  if (!streamk_field.empty()) c.streamk = take_field(streamk_field, "streamk", true, text, v3);
   FP8GEMM_REQUIRE(pdl == 0 || pdl == 1 || (v3 && pdl == 2), kInvalidArgument, "small_m tactic '", text, "': pdl must be ",
                   v3 ? "0, 1 or 2 (2: dependents launch after the K loop)" : "0 or 1");
   c.pdl = pdl >= 1;
@@ -133,6 +141,14 @@ Verdict wgmma_config_exists(const Config& c) {
   if (c.late_trigger && !c.pdl) return Verdict::no("the late trigger (pdl=2) is a form of programmatic dependent launch");
   if (c.late_trigger && (c.persist > 0 || c.reg_weights))
     return Verdict::no("pdl=2 is for the one-shot kernels with TMA or cp.async weights (not persist, not wload=reg)");
+  if (c.streamk != 0) {
+    const int most = c.rows == 64 ? kWgmmaMaxStreamK64 : kWgmmaMaxStreamK128;
+    if (c.streamk < 0 || c.streamk > most)
+      return Verdict::no("streamk must be in 1..4 blocks per SM at rows=64, 1..2 at rows=128 (the kernel's occupancy)");
+    if (!c.cp_weights) return Verdict::no("streamk tactics load their weights by cp.async (wload=cp)");
+    if (c.splitk != 1) return Verdict::no("streamk tactics have splitk=1 (the units are split over the grid instead)");
+    if (c.late_trigger) return Verdict::no("streamk tactics have pdl=0 or 1");
+  }
   return Verdict::yes();
 }
 
@@ -168,6 +184,17 @@ Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
     return Verdict::no("wload=reg: splitk must be <= ceil(k/512): K is split in whole activation slots");
   if (c.persist > 0 && (p.n + c.rows - 1) / c.rows * p.batch > int64_t(INT32_MAX))
     return Verdict::no("persistent: ceil(n/rows) * batch must fit a 32-bit int");
+  if (c.streamk > 0) {
+    // Every block of the grid must be resident at once: the last block of a cut tile waits for
+    // the partial sums of the blocks before it.
+    if (int64_t(c.streamk) * int64_t(shared_bytes(p, c) + kBlockReservedSmem) > 228 * 1024)
+      return Verdict::no("streamk=B: B blocks of stages * (rows + 8 * ceil(m/8)) * 128 bytes (+2.3 KB each) must fit "
+                         "one SM's 228 KB of shared memory");
+    if ((p.n + c.rows - 1) / c.rows * p.batch > int64_t(INT32_MAX))
+      return Verdict::no("streamk: ceil(n/rows) * batch must fit a 32-bit int");
+    if ((p.n + c.rows - 1) / c.rows * p.batch * ((p.k + kWgmmaKBlock - 1) / kWgmmaKBlock) >= (int64_t(1) << 48))
+      return Verdict::no("streamk: ceil(n/rows) * batch * ceil(k/128) must be < 2^48");
+  }
   if (shared_bytes(p, c) > kWgmmaMaxSharedBytes)
     return Verdict::no(c.reg_weights ? "stages * 8 * ceil(m/8) * 512 bytes of activation slots must fit 220 KB of "
                                        "shared memory"
@@ -185,8 +212,21 @@ size_t wgmma_reduce_bytes(const Problem& p, const Config& c) {
   return size_t(c.splitk) * size_t(wgmma_n(p.m) / 2) * own * sizeof(float);
 }
 
+int64_t streamk_grid(const Problem& p, const Config& c, int sm_count) {
+  if (c.streamk <= 0) return 0;
+  const int64_t units = (p.n + c.rows - 1) / c.rows * p.batch * ((p.k + kWgmmaKBlock - 1) / kWgmmaKBlock);
+  return std::max<int64_t>(1, std::min<int64_t>(int64_t(c.streamk) * sm_count, units));
+}
+
+size_t streamk_workspace_bytes(const Problem& p, const Config& c, int sm_count) {
+  if (c.streamk <= 0) return 0;
+  const size_t consumers = size_t(c.rows) * 2;
+  return size_t(streamk_grid(p, c, sm_count)) * 2 * size_t(wgmma_n(p.m) / 2) * consumers * sizeof(float);
+}
+
 Verdict config_exists(const Config& c) {
   if (c.wgmma) return wgmma_config_exists(c);
+  if (c.streamk != 0) return Verdict::no("streamk is a wgmma (v3) field");
   if (c.l2pf != 0) return Verdict::no("l2pf is a wgmma (v3) field");
   if (c.late_trigger) return Verdict::no("pdl=2 (the late trigger) is a wgmma (v3) field");
   if (c.persist != 0) return Verdict::no("persist is a wgmma (v3) field");
@@ -408,6 +448,19 @@ std::vector<Config> cp_weight_candidates(const Problem& p, int sm_count, const s
   return out;
 }
 
+// Stream-K candidates (sm_90): 64- and 128-row blocks, 1 or 2 blocks per SM, each with the
+// deepest ring that fits that many blocks and with the one that leaves room for one more (the
+// next kernel's block, which then streams its first weights while this one ends).
+std::vector<Config> streamk_candidates(const Problem& p) {
+  std::vector<Config> out;
+  for (int rows : {64, 128})
+    for (int per_sm : {1, 2})
+      for (int room : {0, 1})
+        if (const int st = wgmma_stages_for(p, rows, per_sm + room); st > 0)
+          out.push_back(streamk_config(rows, st, true, per_sm));
+  return out;
+}
+
 }  // namespace
 
 std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
@@ -429,6 +482,7 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
           add(wgmma_config(rows, wgmma_fill_splitk(p, rows, target), stages, true, 0));
       }
     for (const Config& c : cp_weight_candidates(p, sm_count, out)) add(c);
+    for (const Config& c : streamk_candidates(p)) add(c);
     // Weights in registers (",wload=reg") are not offered: on the H200 they lost to the best
     // other small_m tactic at every suite point at M = 1 and 16 (docs/perf/small_m.md, Session 6).
     // They run when named.
@@ -470,7 +524,7 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
       // geomean on weights >= 64 MB, where it is not offered.
       std::vector<Config> late;
       for (const Config& c : out)
-        if (c.wgmma && c.pdl && !c.late_trigger && c.persist == 0 && !c.reg_weights) late.push_back(with_late_trigger(c));
+        if (c.wgmma && c.pdl && !c.late_trigger && c.persist == 0 && c.streamk == 0 && !c.reg_weights) late.push_back(with_late_trigger(c));
       for (const Config& c : late) add(c);
     }
   }

@@ -2,6 +2,8 @@
 // configurations exist and which problems they run. Host-only, so the CPU tests cover it.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +31,10 @@ constexpr size_t kWgmmaMaxSharedBytes = 220 * 1024;
 constexpr int kWgmmaMaxL2Prefetch = 64;
 // Largest persistent grid, in blocks per SM (v3 persist=P).
 constexpr int kWgmmaMaxPersist = 4;
+// Largest stream-K grid, in blocks per SM (v3 streamk=B): the occupancy the kernels are built for
+// (4 blocks of 64 rows, 2 of 128; __launch_bounds__).
+constexpr int kWgmmaMaxStreamK64 = 4;
+constexpr int kWgmmaMaxStreamK128 = 2;
 // v3 with weights in registers (",wload=reg"): 64-byte K chunks per activation slot (a thread
 // keeps two slots of them in flight, one 16-byte load per chunk), and the slot's bytes of K.
 constexpr int kRegChunks = 8;
@@ -57,6 +63,13 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 //    slots of kRegChunks chunks in flight, no shared memory); a producer warp gathers the
 //    activations into a ring of `stages` slots of kRegSlotK bytes of K each. Same limits as
 //    wload=cp, and rows=64 only. Never a candidate (slower everywhere on the H200); runs when named.
+//  - v3 stream-K: ",streamk=B" before ",wload=cp" (cp.async weights only, splitk=1, B = 1..4 at
+//    64 rows, 1..2 at 128): the grid is B blocks per SM and the (row tile, batch, K block) units
+//    are split evenly over it, each block taking one contiguous run of them, so every SM streams
+//    the same number of weight bytes whatever the tile count (the cluster split-K grids leave SMs
+//    idle or doubly loaded). A tile cut between blocks is finished by the last of them, which
+//    adds the others' partial sums from the workspace in block order (deterministic) after its
+//    own run; the blocks signal through the workspace's flags.
 //  - pdl=2 (one-shot v3, TMA or cp.async weights): programmatic dependent launch as pdl=1, but a
 //    block releases the next kernel's blocks after its K loop instead of at its start, so they
 //    do not prefetch their weights while this kernel still streams its own (a few % faster on
@@ -73,6 +86,7 @@ struct Config {
   bool cp_weights = false;  // v3 only: weights through cp.async instead of TMA (",wload=cp")
   bool reg_weights = false; // v3 only: weights by ld.global into wgmma's A registers (",wload=reg")
   bool late_trigger = false; // one-shot v3 with pdl only, spelled pdl=2: dependents launch after the K loop
+  int streamk = 0;     // v3 with cp.async weights only: 0 = grid of (tile, split); B > 0 = B blocks per SM, even split
 
   int row_tiles() const { return rows / 16; }
   int warpgroups() const { return rows / 64; }  // v3 consumer warpgroups
@@ -81,7 +95,8 @@ struct Config {
   bool operator==(const Config& o) const {
     return rows == o.rows && splitk == o.splitk && warps == o.warps && stages == o.stages && pdl == o.pdl &&
            wgmma == o.wgmma && l2pf == o.l2pf && persist == o.persist &&
-           cp_weights == o.cp_weights && reg_weights == o.reg_weights && late_trigger == o.late_trigger;
+           cp_weights == o.cp_weights && reg_weights == o.reg_weights && late_trigger == o.late_trigger &&
+           streamk == o.streamk;
   }
 };
 
@@ -102,6 +117,13 @@ inline Config wgmma_config(int rows, int splitk, int stages, bool pdl, int l2pf 
 // The same v3 config with its weights loaded by cp.async (",wload=cp").
 inline Config with_cp_weights(Config c) {
   c.cp_weights = true;
+  return c;
+}
+
+// A stream-K config (cp.async weights, no split-K): `per_sm` blocks per SM share the units evenly.
+inline Config streamk_config(int rows, int stages, bool pdl, int per_sm) {
+  Config c = with_cp_weights(wgmma_config(rows, 1, stages, pdl));
+  c.streamk = per_sm;
   return c;
 }
 
@@ -129,6 +151,12 @@ Config parse_config(std::string_view text);
 // reduces (thread t goes to rank t % splitk) from every rank: [splitk][NP/2][ceil(rows*2/splitk)]
 // floats (rows * 2 = consumer threads). 0 when splitk == 1 or not persistent.
 size_t wgmma_reduce_bytes(const Problem& p, const Config& c);
+
+// Stream-K: the grid (blocks per SM x SMs, at most one block per unit) and the workspace it needs:
+// two partial-sum slots per block ([2][NP/2][rows * 2] floats: the block's last tile when another
+// block finishes it, its first when it finishes that one itself). 0 when not stream-K.
+int64_t streamk_grid(const Problem& p, const Config& c, int sm_count);
+size_t streamk_workspace_bytes(const Problem& p, const Config& c, int sm_count);
 
 // Whether the kernel family has an instantiation for `c` (independent of the problem).
 Verdict config_exists(const Config& c);

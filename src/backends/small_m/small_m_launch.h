@@ -18,7 +18,8 @@ struct LaunchArgs {
   Config config;
   GemmArgs args;
   cudaStream_t stream = nullptr;
-  int sm_count = 0;  // of the device the launch runs on (the persistent v3 grid)
+  int sm_count = 0;  // of the device the launch runs on (the persistent and stream-K grids)
+  Workspace ws;      // stream-K: partial sums and flags
 };
 
 // One per (weight type, activation type) pair, each in its own translation unit so that the

@@ -1,9 +1,11 @@
-// Host half of the v3 kernels: TMA tensor maps, encoded through the driver entry point that the
+// Host half of the v3 kernels: the stream-K residency check, and TMA tensor maps, encoded through the driver entry point that the
 // CUDA runtime hands out (the library links cudart statically and never links libcuda itself).
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <map>
 #include <mutex>
+#include <tuple>
 
 #include "backends/small_m/small_m_config.h"
 #include "core/cuda_check.h"
@@ -44,6 +46,27 @@ void encode_kmajor_map(CUtensorMap* map, const void* base, int64_t k, int64_t ro
                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   FP8GEMM_REQUIRE(r == CUDA_SUCCESS, kCuda, "small_m: cuTensorMapEncodeTiled failed (CUresult ", int(r), ") for k=", k,
                   " rows=", rows, " batch=", batch, " box_rows=", box_rows);
+}
+
+void require_resident(const void* kernel, int threads, size_t smem, const Config& c) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int, const void*, size_t>, int> per_sm;  // (device, kernel, smem) -> blocks
+  int dev = 0;
+  FP8GEMM_CUDA_CHECK(cudaGetDevice(&dev));
+  int blocks = 0;
+  {
+    std::lock_guard lock(mutex);
+    const auto key = std::make_tuple(dev, kernel, smem);
+    auto it = per_sm.find(key);
+    if (it == per_sm.end()) {
+      FP8GEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, smem));
+      it = per_sm.emplace(key, blocks).first;
+    }
+    blocks = it->second;
+  }
+  FP8GEMM_REQUIRE(blocks >= c.streamk, kUnsupported, "small_m ", c.to_string(), ": ", c.streamk,
+                  " blocks per SM must be resident at once, the device holds ", blocks, " of ", smem,
+                  " bytes of shared memory");
 }
 
 }  // namespace fp8gemm::small_m::v3

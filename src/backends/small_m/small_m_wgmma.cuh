@@ -46,6 +46,9 @@ struct Params {
   int64_t k;         // cp.async and register kernels: bytes of K per weight row (a multiple of 16)
   const uint8_t* a;  // register kernel: activations [batch][m][k]
   int late_trigger;  // one-shot TMA and cp.async kernels: release dependents after the K loop (pdl=2)
+  float* sk_partials;  // stream-K: per block [2][NP/2][rows * 2] partial sums (workspace)
+  unsigned* sk_flags;  // stream-K: per block, 1 while its given-away partial waits to be added
+  int64_t sk_units;    // stream-K: (row tile, batch, K block) units split over the grid
 };
 
 // One stage of the TMA-layout ring (the TMA, cp.async and persistent kernels): 128 bytes of K of
@@ -412,6 +415,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
 #include "backends/small_m/small_m_wgmma_persist.cuh"
 #include "backends/small_m/small_m_wgmma_cpasync.cuh"
 #include "backends/small_m/small_m_wgmma_regs.cuh"
+#include "backends/small_m/small_m_wgmma_streamk.cuh"
 
 namespace fp8gemm::small_m {
 namespace v3 {
@@ -430,6 +434,10 @@ void raise_smem_limit_once(Kernel kernel, std::atomic<uint64_t>& raised) {
   FP8GEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kWgmmaMaxSharedBytes)));
   raised.fetch_or(bit, std::memory_order_acq_rel);
 }
+
+// Stream-K waits between blocks: refuses to launch a config whose blocks would not all fit the
+// SMs at once (the occupancy the candidates assume; checked once per kernel and size).
+void require_resident(const void* kernel, int threads, size_t smem, const Config& c);
 
 template <class WT, class AT, int W, int NP>
 void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
@@ -458,6 +466,28 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   }
   CUtensorMap wmap, amap;
   encode_kmajor_map(&amap, l.args.a, pr.k, pr.m, pr.batch, NP);
+  if (c.streamk > 0) {
+    // Stream-K: B blocks per SM over the units; every block must be resident at once.
+    static std::atomic<uint64_t> raised_sk{0};
+    auto kernel = small_m_wgmma_streamk_kernel<WT, AT, W, NP>;
+    raise_smem_limit_once(kernel, raised_sk);
+    cfg.blockDim = dim3(unsigned(kThreadsCp<W>));
+    const int64_t grid = streamk_grid(pr, c, l.sm_count);
+    FP8GEMM_REQUIRE(grid > 0, kInternal, "small_m: the stream-K grid needs the device's SM count");
+    require_resident(reinterpret_cast<const void*>(kernel), int(kThreadsCp<W>), cfg.dynamicSmemBytes, c);
+    const size_t need = streamk_workspace_bytes(pr, c, l.sm_count);
+    FP8GEMM_REQUIRE(l.ws.ptr && l.ws.bytes >= need, kInvalidArgument, "small_m ", c.to_string(), ": workspace needs ",
+                    need, " bytes for the stream-K partial sums; got ", l.ws.bytes);
+    FP8GEMM_REQUIRE(l.ws.flags && l.ws.flag_count >= size_t(grid), kInvalidArgument, "small_m ", c.to_string(),
+                    ": workspace needs ", grid, " flags (one per block); got ", l.ws.flag_count);
+    cfg.gridDim = dim3(unsigned(grid), 1, 1);
+    Params sp = kp;
+    sp.sk_partials = static_cast<float*>(l.ws.ptr);
+    sp.sk_flags = l.ws.flags;
+    sp.sk_units = int64_t(kp.units) * kp.kblocks;
+    FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, amap, sp));
+    return;
+  }
   if (c.cp_weights) {
     // Weights by cp.async (no weight tensor map); one producer warpgroup instead of one warp.
     static std::atomic<uint64_t> raised_cp{0};
