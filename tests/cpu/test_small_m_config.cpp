@@ -184,17 +184,18 @@ TEST(SmallMConfig, StreamKGridWorkspaceAndResidency) {
   expect_sm90_only(streamk_config(64, 4, true, 1));
 }
 
-// Offered on sm_90 for every shape: rows 64 and 128 at 1 and 2 blocks per SM, each with the
-// deepest ring for that occupancy and with the one that leaves room for one more block.
-TEST(SmallMConfig, StreamKCandidatesFollowTheirRule) {
+// streamk_candidates: rows 64 and 128 at 1 and 2 blocks per SM, each with the deepest ring for
+// that occupancy and with the one that leaves room for one more block. Not offered (slower than
+// the other small_m tactics everywhere on the H200): candidate_configs holds none.
+TEST(SmallMConfig, StreamKCandidatesFollowTheirRuleAndAreNotOffered) {
   const int64_t shapes[][2] = {{6144, 4096}, {4096, 4096}, {10240, 8192}, {4480, 15680}, {8192, 1024}, {57344, 8192}};
   for (const auto& s : shapes)
     for (int64_t m : {1, 9, 32}) {
       const Problem p = problem(m, s[0], s[1]);
-      const auto cands = candidate_configs(p, 132, 90);
+      for (const Config& c : candidate_configs(p, 132, 90)) EXPECT_EQ(c.streamk, 0) << c.to_string();
       int offered = 0;
-      for (const Config& c : cands) {
-        if (c.streamk == 0) continue;
+      for (const Config& c : streamk_candidates(p)) {
+        EXPECT_GT(c.streamk, 0) << c.to_string();
         ++offered;
         EXPECT_TRUE(can_implement(p, c, 90)) << c.to_string();
         EXPECT_TRUE(c.cp_weights && c.pdl && c.splitk == 1 && c.l2pf == 0) << c.to_string();

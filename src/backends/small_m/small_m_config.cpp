@@ -448,9 +448,13 @@ std::vector<Config> cp_weight_candidates(const Problem& p, int sm_count, const s
   return out;
 }
 
-// Stream-K candidates (sm_90): 64- and 128-row blocks, 1 or 2 blocks per SM, each with the
-// deepest ring that fits that many blocks and with the one that leaves room for one more (the
-// next kernel's block, which then streams its first weights while this one ends).
+}  // namespace
+
+// Stream-K configs worth timing (sm_90): 64- and 128-row blocks, 1 or 2 blocks per SM, each with
+// the deepest ring that fits that many blocks and with the one that leaves room for one more (the
+// next kernel's block, which then streams its first weights while this one ends). Not offered by
+// candidate_configs: on the H200 (session 9, docs/perf/small_m.md) they were the best small_m
+// tactic at no suite point at M <= 16; they run when named.
 std::vector<Config> streamk_candidates(const Problem& p) {
   std::vector<Config> out;
   for (int rows : {64, 128})
@@ -460,8 +464,6 @@ std::vector<Config> streamk_candidates(const Problem& p) {
           out.push_back(streamk_config(rows, st, true, per_sm));
   return out;
 }
-
-}  // namespace
 
 std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
   std::vector<Config> out{default_config(p, sm_count, cc)};
@@ -482,7 +484,6 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
           add(wgmma_config(rows, wgmma_fill_splitk(p, rows, target), stages, true, 0));
       }
     for (const Config& c : cp_weight_candidates(p, sm_count, out)) add(c);
-    for (const Config& c : streamk_candidates(p)) add(c);
     // Weights in registers (",wload=reg") are not offered: on the H200 they lost to the best
     // other small_m tactic at every suite point at M = 1 and 16 (docs/perf/small_m.md, Session 6).
     // They run when named.

@@ -176,6 +176,9 @@ size_t shared_bytes(const Problem& p, const Config& c);
 // Error(kUnsupported) with the reason when the family cannot run `p`.
 Config default_config(const Problem& p, int sm_count, int cc);
 
+// Stream-K configs at 1 and 2 blocks per SM (see the .cpp); not among candidate_configs.
+std::vector<Config> streamk_candidates(const Problem& p);
+
 // Every configuration worth timing for `p` (each passes can_implement); the default first.
 std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc);
 

@@ -37,6 +37,25 @@ __device__ __forceinline__ unsigned flag_acquire(const unsigned* flag) {
   return v;
 }
 
+// A position in the run's units, advanced one unit at a time without divisions (the producer's
+// per-stage work is a few cp.async; 64-bit divisions there halved the stream on the H200).
+struct UnitCursor {
+  int kb, row_tile, batch;
+  __device__ __forceinline__ void init(int64_t u, int kblocks, int tiles) {
+    const int t = int(u / kblocks);
+    kb = int(u % kblocks);
+    row_tile = t % tiles;
+    batch = t / tiles;
+  }
+  __device__ __forceinline__ void next(int kblocks, int tiles) {
+    if (++kb < kblocks) return;
+    kb = 0;
+    if (++row_tile < tiles) return;
+    row_tile = 0;
+    ++batch;
+  }
+};
+
 #endif  // FP8GEMM_SMALL_M_SM90A
 
 template <class WT, class AT, int W, int NP>
@@ -72,12 +91,14 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     uint64_t pol_w, pol_a;
     asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol_w));
     asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(pol_a));
-    const auto load_weights = [&](int64_t u, int s) {
-      const int tile = int(u / kblocks), kb = int(u % kblocks);
-      const int batch = tile / p.tiles, row0 = (tile % p.tiles) * (64 * W);
-      const uint8_t* wb = p.w + int64_t(batch) * p.n * p.k;
+    UnitCursor wc, ac;  // the next unit whose weights / activations to load
+    wc.init(u_begin, kblocks, p.tiles);
+    ac = wc;
+    const auto load_weights = [&](int s) {
+      const uint8_t* wb = p.w + int64_t(wc.batch) * p.n * p.k;
+      const int row0 = wc.row_tile * (64 * W);
       const uint32_t st = smem_addr(ring + s * kStage);
-      const int64_t kofs = int64_t(kb) * kKB + chunk * 16;
+      const int64_t kofs = int64_t(wc.kb) * kKB + chunk * 16;
 #pragma unroll
       for (int j = 0; j < kRowsPerThread; ++j) {
         const int r = r0 + 16 * j;
@@ -86,25 +107,26 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
         cp_async_16_zfill(st + uint32_t(r * kKB) + swz, src, in ? 16u : 0u, pol_w);
       }
       cp_async_mbar_arrive_noinc(&full_bar[s]);
+      wc.next(kblocks, p.tiles);
     };
-    const auto load_activations = [&](int64_t u, int s) {
-      const int tile = int(u / kblocks), kb = int(u % kblocks);
+    const auto load_activations = [&](int s) {
       mbar_arrive_expect_tx(&full_bar[s], kABytes);
-      tma_load(ring + s * kStage + kWBytes, &amap, &full_bar[s], kb * kKB, 0, tile / p.tiles, pol_a);
+      tma_load(ring + s * kStage + kWBytes, &amap, &full_bar[s], ac.kb * kKB, 0, ac.batch, pol_a);
+      ac.next(kblocks, p.tiles);
     };
     const int pre = min(stages, nunits);
-    for (int i = 0; i < pre; ++i) load_weights(u_begin + i, i);
+    for (int i = 0; i < pre; ++i) load_weights(i);
     if (pt == 0 && nunits > 0) {
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&amap)) : "memory");
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
-      for (int i = 0; i < pre; ++i) load_activations(u_begin + i, i);
+      for (int i = 0; i < pre; ++i) load_activations(i);
     }
     int s = pre == stages ? 0 : pre;
     uint32_t phase = 0;
     for (int i = pre; i < nunits; ++i) {
       mbar_wait(&empty_bar[s], phase);
-      load_weights(u_begin + i, s);
-      if (pt == 0) load_activations(u_begin + i, s);
+      load_weights(s);
+      if (pt == 0) load_activations(s);
       if (++s == stages) {
         s = 0;
         phase ^= 1;
