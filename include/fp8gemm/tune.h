@@ -100,6 +100,10 @@ struct TuneOptions {
   // more than the threshold is split in the middle (docs/tuning.md "Splitting a segment"; off:
   // on the H200 it lowered the worst point but not the count of points within 3%).
   bool split_segments = false;
+  // A tie at a sampled M below the edge (the edge's choice not faster than the default there by
+  // more than the threshold, yet not slower) goes to the edge's choice instead of the default
+  // (docs/tuning.md "Ties at a sampled M").
+  bool samples_follow_edge = true;
   // Called after each key (done counts keys finished, of total).
   std::function<void(size_t done, size_t total, const Decision&)> progress;
 };

@@ -60,6 +60,7 @@ PolicyOptions policy_options(const TuneOptions& o) {
   p.check_segment_low_ends = o.check_segment_ends;
   p.adaptive_floor = o.adaptive_floor;
   p.split_segments = o.split_segments;
+  p.samples_follow_edge = o.samples_follow_edge;
   return p;
 }
 
@@ -243,7 +244,8 @@ std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vecto
                                               const Tactic& reference, const std::vector<Tactic>& from_edge,
                                               const std::vector<Tactic>& pruned_at_edge,
                                               const std::set<std::string>& listed_at_edge,
-                                              const std::optional<Tactic>& floor_here, double budget_us,
+                                              const std::optional<Tactic>& floor_here,
+                                              const std::string& edge_choice, double budget_us,
                                               double threshold, Timer& timer, const PolicyOptions& o) {
   const size_t fit = size_t(std::floor(budget_us / below_edge_cost_us(q)));
   if (fit < 2) return std::nullopt;
@@ -294,18 +296,36 @@ std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vecto
   if (r.size() != list.size() || !r[0].ok) return std::nullopt;
   std::vector<const Timing*> challengers;
   for (size_t i = 1; i < r.size(); ++i) challengers.push_back(&r[i]);
-  const PointRule rule = apply_rule(q, r[0], challengers, threshold, o.output_tolerance, timer);
+  PointRule rule = apply_rule(q, r[0], challengers, threshold, o.output_tolerance, timer);
+  // A tie here goes to the edge's choice (PolicyOptions::samples_follow_edge): the edge measured
+  // it faster beyond the threshold; here it is within the threshold but not slower.
+  const Timing* follow = nullptr;
+  if (!rule.winner && o.samples_follow_edge && !edge_choice.empty() && edge_choice != reference.name())
+    for (const Timing* c : challengers)
+      if (c->ok && c->tactic.name() == edge_choice && c->median_us <= r[0].median_us) {
+        double diff = INFINITY;
+        try {
+          diff = timer.compare_outputs(q, reference, {c->tactic}).at(0);
+        } catch (const std::exception&) {
+        }
+        rule.diffs[edge_choice] = diff;
+        if (diff <= o.output_tolerance) follow = c;  // NaN fails this comparison too
+        break;
+      }
+  const Timing* chosen = rule.winner ? rule.winner : follow;
 
   ChoiceSegment s;
   s.m_max = s.sampled_m = q.m;
   s.default_tactic = reference.name();
   s.default_us = r[0].median_us;
-  s.tactic = rule.winner ? rule.winner->tactic.name() : reference.name();
-  s.us = rule.winner ? rule.winner->median_us : r[0].median_us;
+  s.tactic = chosen ? chosen->tactic.name() : reference.name();
+  s.us = chosen ? chosen->median_us : r[0].median_us;
   s.candidates.push_back({reference.name(), "default", r[0].median_us, 0, ""});
   for (const Timing* c : challengers)
     s.candidates.push_back(report_of(*c, rule, o.output_tolerance,
-                                     newcomers.count(c->tactic.name()) ? "listed at this M, not at the edge" : ""));
+                                     c == follow ? "within the threshold of the default here; the edge's choice"
+                                     : newcomers.count(c->tactic.name()) ? "listed at this M, not at the edge"
+                                                                         : ""));
   return s;
 }
 
@@ -462,7 +482,7 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
         if (!floor_q.empty() && floor_q != fixed_floor(backends, problem, start)) floor_here = Tactic::parse(floor_q);
       }
       if (auto s = decide_at_sample(q, backends, reference, from_edge, pruned_at_edge, listed_at_edge, floor_here,
-                                    budget_us, d.threshold, timer, o)) {
+                                    edge.winner ? d.choice : std::string(), budget_us, d.threshold, timer, o)) {
         d.sampled_ms.push_back(q.m);
         covered = reach_of(q, s->tactic, backends);
         segments.push_back(std::move(*s));

@@ -48,6 +48,12 @@ struct PolicyOptions {
   // with the smaller worse regret takes all). Off everywhere: on the H200 (session 8) it lowered
   // the worst point between bucket edges but not the count of points within 3%.
   bool split_segments = false;
+  // Where a sampled M keeps its default only because the edge's choice is not faster there by
+  // more than the threshold, the sample follows the edge's choice instead, if that was not slower
+  // there than the default and its output matches (ties at a sample then go to the choice the
+  // bucket already made rather than to a second tactic; docs/tuning.md "Ties at a sampled M").
+  // Off here, on through TuneOptions.
+  bool samples_follow_edge = false;
   // Tactics a backend lists at a sampled M but not at the edge (cuBLASLt's heuristic answers
   // per M) also timed there, at most this many per M; 0: only the edge's candidates compete.
   int sample_newcomers = 4;

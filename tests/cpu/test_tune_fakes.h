@@ -81,6 +81,7 @@ class FakeTimer : public Timer {
   std::map<std::string, double> true_us;
   std::set<std::string> failing;
   std::map<std::string, double> output_diff;  // default 0
+  std::function<double(const std::string&, int64_t m)> output_diff_at;  // if set: per M, over output_diff
   // (tactic, replay index, value) -> distorted value
   std::function<double(const std::string&, int, double)> sample;
   double reference_repeat_scale = 1.0;  // the last entry of a candidate list that repeats the first
@@ -126,11 +127,14 @@ class FakeTimer : public Timer {
   double replays_ms = 0;
   std::map<std::string, double> spent_ms() const override { return {{"replays", replays_ms}}; }
 
-  std::vector<double> compare_outputs(const Problem&, const Tactic&, const std::vector<Tactic>& c) override {
+  std::vector<double> compare_outputs(const Problem& p, const Tactic&, const std::vector<Tactic>& c) override {
     ++compare_calls;
     compared.push_back(c);
     std::vector<double> out;
-    for (auto& t : c) out.push_back(output_diff.count(t.name()) ? output_diff.at(t.name()) : 0.0);
+    for (auto& t : c)
+      out.push_back(output_diff_at ? output_diff_at(t.name(), p.m)
+                    : output_diff.count(t.name()) ? output_diff.at(t.name())
+                                                  : 0.0);
     return out;
   }
 };

@@ -407,6 +407,43 @@ TEST_F(PolicyTest, SampledMKeepsTheDefaultUnlessClearlyFasterAndMatching) {
   EXPECT_EQ(d.choice_for(53), "cublaslt:heur");
 }
 
+// PolicyOptions::samples_follow_edge: at a sampled M where the edge's choice is faster than the
+// default by less than the threshold (a tie by the rule), the sample takes the edge's choice, so
+// the bucket keeps one tactic; not where it is slower there, nor where its output differs there.
+// (H200, session 8: llama70b_tp8.qkv M=3 kept the default while the edge's cp.async twin, 7.4%
+// faster at M=4, was 1.2% faster at 3 in the tune and 7.7% in the bench.)
+TEST_F(PolicyTest, TieAtASampledMFollowsTheEdgesChoice) {
+  timer.true_us["cutlass:c1"] = 8;  // wins at the edge, 64
+  timer.at_m = [](const std::string& name, int64_t m, double t) {
+    if (m < 64 && name == "cutlass:c1") return m == 53 ? 9.9 : 10.1;  // 1% faster at 53, 1% slower at 59
+    return t;
+  };
+  PolicyOptions on;
+  on.samples_follow_edge = true;
+  const Decision d = run(on);
+  EXPECT_EQ(d.choice, "cutlass:c1");
+  EXPECT_EQ(d.choice_for(53), "cutlass:c1") << d.reason;  // the tie follows the edge
+  EXPECT_EQ(d.choice_for(59), "cublaslt:heur") << d.reason;  // slower there: the default
+  bool noted = false;
+  for (const ChoiceSegment& seg : d.segments)
+    for (const CandidateReport& c : seg.candidates) noted |= c.note.find("the edge's choice") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // Off (PolicyOptions{}): the rule alone, so both samples keep their default.
+  const Decision off = run();
+  EXPECT_EQ(off.choice_for(53), "cublaslt:heur");
+  EXPECT_EQ(off.choice_for(59), "cublaslt:heur");
+  // A different output at the sample (only there) keeps the default there.
+  timer.output_diff_at = [](const std::string& name, int64_t m) { return name == "cutlass:c1" && m < 64 ? 0.5 : 0.0; };
+  const Decision wrong = run(on);
+  EXPECT_EQ(wrong.choice, "cutlass:c1");
+  EXPECT_EQ(wrong.choice_for(53), "cublaslt:heur");
+  // The edge kept its default: nothing to follow.
+  timer.output_diff_at = nullptr;
+  timer.true_us["cutlass:c1"] = 9.95;
+  timer.at_m = nullptr;
+  for (const ChoiceSegment& seg : run(on).segments) EXPECT_EQ(seg.tactic, "cublaslt:heur");
+}
+
 // Below the edge the reference is what `auto` runs there untuned (PolicyOptions::default_at:
 // table or floor, which is cuBLASLt's heuristic answer at that M), so a segment is never slower
 // than the untuned default at its M.

@@ -37,6 +37,7 @@ struct TuneCliOptions {
   bool check_segment_ends = true;
   bool adaptive_floor = true;
   bool split_segments = false;
+  bool samples_follow_edge = true;
   bool retune = false;
 };
 
@@ -122,6 +123,7 @@ void run_tune(const TuneCliOptions& o) {
   to.check_segment_ends = o.check_segment_ends;
   to.adaptive_floor = o.adaptive_floor;
   to.split_segments = o.split_segments;
+  to.samples_follow_edge = o.samples_follow_edge;
   to.retune = o.retune;
   for (const std::string& b : o.backends) to.backends.push_back(canonical_backend_name(b));
   ProgressBar bar(problems.size());
@@ -180,6 +182,8 @@ const CommandRegistrar kRegister([](CLI::App& app) {
                 "(needs the segment check; default on)");
   cmd->add_flag("--split-segments,!--no-split-segments", o.split_segments,
                 "split a segment whose two ends each prefer another tactic (needs the segment check; default off)");
+  cmd->add_flag("--samples-follow-edge,!--no-samples-follow-edge", o.samples_follow_edge,
+                "a tie at a sampled M below the edge goes to the edge's choice, not the default (default on)");
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });
