@@ -38,6 +38,24 @@ __device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint64_t* bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
 }
 
+// One producer thread's share of a weight stage: 16-byte chunk `kofs` (bytes into K, this
+// thread's chunk column included) of rows r0 + 16 j (j < kRows) of the tile starting at weight row
+// row0 of `wb` (one batch's [n][k] weights), into the 128-byte-swizzled stage at shared address
+// `st` (`swz`: this thread's swizzled column offset); rows at or beyond n and chunks at or beyond
+// k are zero-filled. Then the thread's arrival on the stage's full barrier.
+template <int kRows>
+__device__ __forceinline__ void cp_weight_stage(const Params& p, const uint8_t* wb, int row0, int64_t kofs, int r0,
+                                                uint32_t st, uint32_t swz, uint64_t policy, uint64_t* full) {
+#pragma unroll
+  for (int j = 0; j < kRows; ++j) {
+    const int r = r0 + 16 * j;
+    const bool in = row0 + r < p.n && kofs < p.k;
+    const uint8_t* src = in ? wb + int64_t(row0 + r) * p.k + kofs : p.w;  // any valid address
+    cp_async_16_zfill(st + uint32_t(r * 128) + swz, src, in ? 16u : 0u, policy);
+  }
+  cp_async_mbar_arrive_noinc(full);
+}
+
 #endif  // FP8GEMM_SMALL_M_SM90A
 
 // Block: W consumer warpgroups (warps 0 .. 4W-1), then one producer warpgroup.
@@ -56,6 +74,7 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
   constexpr int kAcc = NP / 2;  // f32 accumulators per consumer thread
   constexpr int kRowsPerThread = W * 64 * (kKB / 16) / kCpProducers;  // 16-byte chunks per stage
   static_assert(kCpProducers % (kKB / 16) == 0, "a producer thread keeps one chunk column");
+  static_assert(kKB == 128, "cp_weight_stage writes 128-byte swizzled rows");
 
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[16];
@@ -88,16 +107,8 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(pol_a));
     const uint8_t* wb = p.w + int64_t(batch) * p.n * p.k;
     const auto load_weights = [&](int i, int s) {
-      const uint32_t st = smem_addr(ring + s * kStage);
-      const int64_t kofs = int64_t(kb0 + i) * kKB + chunk * 16;
-#pragma unroll
-      for (int j = 0; j < kRowsPerThread; ++j) {
-        const int r = r0 + 16 * j;
-        const bool in = row0 + r < p.n && kofs < p.k;
-        const uint8_t* src = in ? wb + int64_t(row0 + r) * p.k + kofs : p.w;  // any valid address
-        cp_async_16_zfill(st + uint32_t(r * kKB) + swz, src, in ? 16u : 0u, pol_w);
-      }
-      cp_async_mbar_arrive_noinc(&full_bar[s]);
+      cp_weight_stage<kRowsPerThread>(p, wb, row0, int64_t(kb0 + i) * kKB + chunk * 16, r0, smem_addr(ring + s * kStage),
+                                      swz, pol_w, &full_bar[s]);
     };
     const auto load_activations = [&](int i, int s) {
       mbar_arrive_expect_tx(&full_bar[s], kABytes);

@@ -95,18 +95,9 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     wc.init(u_begin, kblocks, p.tiles);
     ac = wc;
     const auto load_weights = [&](int s) {
-      const uint8_t* wb = p.w + int64_t(wc.batch) * p.n * p.k;
-      const int row0 = wc.row_tile * (64 * W);
-      const uint32_t st = smem_addr(ring + s * kStage);
-      const int64_t kofs = int64_t(wc.kb) * kKB + chunk * 16;
-#pragma unroll
-      for (int j = 0; j < kRowsPerThread; ++j) {
-        const int r = r0 + 16 * j;
-        const bool in = row0 + r < p.n && kofs < p.k;
-        const uint8_t* src = in ? wb + int64_t(row0 + r) * p.k + kofs : p.w;
-        cp_async_16_zfill(st + uint32_t(r * kKB) + swz, src, in ? 16u : 0u, pol_w);
-      }
-      cp_async_mbar_arrive_noinc(&full_bar[s]);
+      cp_weight_stage<kRowsPerThread>(p, p.w + int64_t(wc.batch) * p.n * p.k, wc.row_tile * (64 * W),
+                                      int64_t(wc.kb) * kKB + chunk * 16, r0, smem_addr(ring + s * kStage), swz, pol_w,
+                                      &full_bar[s]);
       wc.next(kblocks, p.tiles);
     };
     const auto load_activations = [&](int s) {
