@@ -21,6 +21,7 @@ choice are merged; an untuned bucket between two ranges is covered only when the
 Several input files are allowed; for a key present in more than one, the last file wins.
 """
 import argparse
+import gzip
 import json
 import re
 import sys
@@ -40,7 +41,7 @@ def load_decisions(paths):
     by_key = {}
     device = None
     for path in paths:
-        with open(path) as f:
+        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
             doc = json.load(f)
         dev = doc.get("device", {})
         if dev.get("compute_capability") not in (None, 90):
@@ -124,7 +125,7 @@ def render(template, rules, device, sources):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("json", nargs="+", help="output of `fp8gemm tune --json`")
+    ap.add_argument("json", nargs="+", help="output of `fp8gemm tune --json` (.json or .json.gz)")
     ap.add_argument("--out", default="src/tune/default_table_sm90.cpp", help="table source to rewrite")
     ap.add_argument("--print", action="store_true", help="print the rules instead of rewriting --out")
     args = ap.parse_args()
