@@ -102,8 +102,9 @@ struct TuneOptions {
   bool split_segments = false;
   // A tie at a sampled M below the edge (the edge's choice not faster than the default there by
   // more than the threshold, yet not slower) goes to the edge's choice instead of the default
-  // (docs/tuning.md "Ties at a sampled M").
-  bool samples_follow_edge = true;
+  // (docs/tuning.md "Ties at a sampled M"; off: on the H200 it applied at 1-2 of ~1100 samples
+  // per whole-suite tune and moved nothing beyond the run-to-run spread).
+  bool samples_follow_edge = false;
   // Called after each key (done counts keys finished, of total).
   std::function<void(size_t done, size_t total, const Decision&)> progress;
 };

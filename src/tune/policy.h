@@ -52,7 +52,8 @@ struct PolicyOptions {
   // more than the threshold, the sample follows the edge's choice instead, if that was not slower
   // there than the default and its output matches (ties at a sample then go to the choice the
   // bucket already made rather than to a second tactic; docs/tuning.md "Ties at a sampled M").
-  // Off here, on through TuneOptions.
+  // Off (here and in TuneOptions): measured on the H200, it changed 1-2 samples per whole-suite
+  // tune and nothing beyond the run-to-run spread.
   bool samples_follow_edge = false;
   // Tactics a backend lists at a sampled M but not at the edge (cuBLASLt's heuristic answers
   // per M) also timed there, at most this many per M; 0: only the edge's candidates compete.

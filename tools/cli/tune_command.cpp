@@ -37,7 +37,7 @@ struct TuneCliOptions {
   bool check_segment_ends = true;
   bool adaptive_floor = true;
   bool split_segments = false;
-  bool samples_follow_edge = true;
+  bool samples_follow_edge = false;
   bool retune = false;
 };
 
@@ -183,7 +183,7 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_flag("--split-segments,!--no-split-segments", o.split_segments,
                 "split a segment whose two ends each prefer another tactic (needs the segment check; default off)");
   cmd->add_flag("--samples-follow-edge,!--no-samples-follow-edge", o.samples_follow_edge,
-                "a tie at a sampled M below the edge goes to the edge's choice, not the default (default on)");
+                "a tie at a sampled M below the edge goes to the edge's choice, not the default (default off)");
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });
