@@ -49,6 +49,8 @@ struct Context::Impl {
   };
   std::mutex workspace_mutex;
   std::unordered_map<cudaStream_t, StreamMemory> workspaces;
+  // The stream's flags, and `scratch_bytes` of scratch when > 0; each allocated on first use.
+  Workspace stream_memory(cudaStream_t stream, size_t scratch_bytes);
 
   mutable std::shared_mutex selector_mutex;
   std::shared_ptr<Selector> selector;
@@ -239,27 +241,26 @@ void* allocate_for_stream(size_t bytes, bool zero) {
 
 }  // namespace
 
-Workspace Context::workspace(cudaStream_t stream) {
-  const size_t bytes = impl_->options.workspace_bytes;
-  if (bytes == 0) return {};
-  Workspace ws = flags(stream);
-  std::lock_guard lock(impl_->workspace_mutex);
-  Impl::StreamMemory& mem = impl_->workspaces[stream];
-  if (!mem.scratch) mem.scratch = allocate_for_stream(bytes, false);
-  ws.ptr = mem.scratch;
-  ws.bytes = bytes;
-  return ws;
-}
-
-Workspace Context::flags(cudaStream_t stream) {
-  std::lock_guard lock(impl_->workspace_mutex);
-  Impl::StreamMemory& mem = impl_->workspaces[stream];
+Workspace Context::Impl::stream_memory(cudaStream_t stream, size_t scratch_bytes) {
+  std::lock_guard lock(workspace_mutex);
+  StreamMemory& mem = workspaces[stream];
   if (!mem.flags) mem.flags = static_cast<unsigned*>(allocate_for_stream(kStreamFlags * sizeof(unsigned), true));
+  if (scratch_bytes && !mem.scratch) mem.scratch = allocate_for_stream(scratch_bytes, false);
   Workspace ws;
+  ws.ptr = scratch_bytes ? mem.scratch : nullptr;
+  ws.bytes = scratch_bytes;
   ws.flags = mem.flags;
   ws.flag_count = kStreamFlags;
   return ws;
 }
+
+Workspace Context::workspace(cudaStream_t stream) {
+  const size_t bytes = impl_->options.workspace_bytes;
+  if (bytes == 0) return {};
+  return impl_->stream_memory(stream, bytes);
+}
+
+Workspace Context::flags(cudaStream_t stream) { return impl_->stream_memory(stream, 0); }
 
 void Context::set_selector(std::shared_ptr<Selector> selector) {
   std::unique_lock lock(impl_->selector_mutex);
