@@ -69,7 +69,9 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 //    the same number of weight bytes whatever the tile count (the cluster split-K grids leave SMs
 //    idle or doubly loaded). A tile cut between blocks is finished by the last of them, which
 //    adds the others' partial sums from the workspace in block order (deterministic) after its
-//    own run; the blocks signal through the workspace's flags.
+//    own run; the blocks signal through the workspace's flags. Never a candidate (on the H200 it
+//    streamed as fast on the largest weight and paid ~2-4 us more per call elsewhere); runs when
+//    named.
 //  - pdl=2 (one-shot v3, TMA or cp.async weights): programmatic dependent launch as pdl=1, but a
 //    block releases the next kernel's blocks after its K loop instead of at its start, so they
 //    do not prefetch their weights while this kernel still streams its own (a few % faster on

@@ -1,10 +1,12 @@
 // small_m v3 stream-K (tactic field ",streamk=B", cp.async weights); included by
 // small_m_wgmma.cuh after the cp.async kernel, whose producer and consumers it reuses.
 //
-// Why: on the H200 one SM pulls at most ~1/132 of the HBM bandwidth with these kernels (a grid
-// that leaves SMs idle, e.g. 105 blocks of nano9b.down, streams at 0.78 of 4.5 TB/s, one block on
-// each of 128 SMs at 0.95), so a grid of whole (tile, split) blocks loses whatever its block count
-// does not divide evenly over the SMs. Here the units (row tile, batch, K block), tile-major, are
+// Why it was built: session 8's H200 numbers read as if one SM pulled at most ~1/132 of the HBM
+// bandwidth (a grid that leaves SMs idle, e.g. 105 blocks of nano9b.down, streamed at 0.78 of
+// 4.5 TB/s, one block on each of 128 SMs at 0.95), so that a grid of whole (tile, split) blocks
+// would lose whatever its block count does not divide evenly over the SMs. Measured (session 9,
+// docs/perf/small_m.md): it is slower than the other small_m tactics everywhere, so it is not
+// offered; it runs when named. Here the units (row tile, batch, K block), tile-major, are
 // cut into gridDim.x contiguous runs of equal length (+-1), one per block, B blocks per SM.
 //
 // A run crosses tiles: each tile it touches is a segment, accumulated from zero. A segment that
