@@ -100,6 +100,10 @@ struct TuneOptions {
   // more than the threshold is split in the middle (docs/tuning.md "Splitting a segment"; off:
   // on the H200 it lowered the worst point but not the count of points within 3%).
   bool split_segments = false;
+  // With adaptive_floor: a segment that kept the floor's fixed answer at its sampled M, and whose
+  // lowest M was not timed, runs the adaptive floor instead ("cublaslt:heuristic": the same
+  // kernel at the sampled M; docs/tuning.md "A kept floor adapts"). Off: not measured yet.
+  bool kept_floor_adapts = false;
   // A tie at a sampled M below the edge (the edge's choice not faster than the default there by
   // more than the threshold, yet not slower) goes to the edge's choice instead of the default
   // (docs/tuning.md "Ties at a sampled M"; off: on the H200 it applied at 1-2 of ~1100 samples

@@ -61,6 +61,7 @@ PolicyOptions policy_options(const TuneOptions& o) {
   p.adaptive_floor = o.adaptive_floor;
   p.split_segments = o.split_segments;
   p.samples_follow_edge = o.samples_follow_edge;
+  p.kept_floor_adapts = o.kept_floor_adapts;
   return p;
 }
 
@@ -501,6 +502,13 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
                   " regrets less over it and takes it (" + us(segments.back().us) + " at the edge)";
       d.choice = segments.back().tactic;
       d.choice_us = segments.back().us;
+    }
+  }
+  if (o.adaptive_floor && o.kept_floor_adapts) {
+    adapt_kept_floors(segments, problem, backends);
+    if (segments.back().tactic != d.choice) {
+      edge_note += "; the edge kept the floor's answer there and runs the adaptive floor";
+      d.choice = segments.back().tactic;  // the same kernel at the edge
     }
   }
   d.segments = merged(std::move(segments));

@@ -48,6 +48,10 @@ struct PolicyOptions {
   // with the smaller worse regret takes all). Off everywhere: on the H200 (session 8) it lowered
   // the worst point between bucket edges but not the count of points within 3%.
   bool split_segments = false;
+  // With adaptive_floor: a segment that kept the floor's fixed answer at its sampled M, and
+  // whose lowest M was not timed, runs the adaptive floor instead (segment_ends.h
+  // adapt_kept_floors). Off here and in TuneOptions: not measured on the GPU yet (session 9).
+  bool kept_floor_adapts = false;
   // Where a sampled M keeps its default only because the edge's choice is not faster there by
   // more than the threshold, the sample follows the edge's choice instead, if that was not slower
   // there than the default and its output matches (ties at a sample then go to the choice the

@@ -187,6 +187,25 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
   }
 }
 
+// Why (H200, session 9, llama70b.down): the sample at M=341 kept its default, the heuristic's
+// answer there (a 128x176 tile: two M tiles), and its segment began at 300, where that tile wastes
+// 16% of its rows: 1.15x the best tactic, which the heuristic itself picks at 300 (128x152). The
+// segment's low-end check, which weighs the adaptive floor, had no budget left at that M. A kept
+// default that is the floor's fixed answer was never chosen over the floor, only not beaten; the
+// adaptive floor runs that kernel at the sampled M and what untuned `auto` runs elsewhere.
+void adapt_kept_floors(std::vector<ChoiceSegment>& segments, const Problem& problem,
+                       const std::vector<Backend*>& backends) {
+  const std::optional<Tactic> adaptive = adaptive_floor(backends, problem);
+  if (!adaptive) return;
+  for (ChoiceSegment& s : segments) {
+    if (s.tactic != s.default_tactic) continue;  // a challenger won, or a check chose
+    const bool checked = std::any_of(s.candidates.begin(), s.candidates.end(),
+                                     [](const CandidateReport& c) { return c.status == "low end"; });
+    if (checked || s.tactic != fixed_floor(backends, problem, s.sampled_m)) continue;  // a table rule is kept
+    s.tactic = adaptive->name();
+  }
+}
+
 std::vector<ChoiceSegment> merged(std::vector<ChoiceSegment> in) {
   std::vector<ChoiceSegment> out;
   for (ChoiceSegment& s : in) {

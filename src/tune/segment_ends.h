@@ -23,6 +23,12 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
                     const std::vector<Backend*>& backends, const std::vector<CandidateReport>& edge_rows,
                     double threshold, Timer& timer, const PolicyOptions& o);
 
+// PolicyOptions::kept_floor_adapts: a segment that kept the floor's fixed answer at its sampled M
+// (its default there, no challenger faster) and whose lowest M was not timed runs the adaptive
+// floor instead: the same kernel at the sampled M, the heuristic's own answer at its other M.
+void adapt_kept_floors(std::vector<ChoiceSegment>& segments, const Problem& problem,
+                       const std::vector<Backend*>& backends);
+
 // Adjacent segments with the same tactic become one (the upper one's times stay, with the lower
 // one's low-end rows).
 std::vector<ChoiceSegment> merged(std::vector<ChoiceSegment> in);

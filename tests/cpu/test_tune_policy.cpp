@@ -278,6 +278,43 @@ TEST_F(AdaptiveFloorTest, NothingMoreIsTimedWhereTheHeuristicKeepsItsChoice) {
   EXPECT_EQ(on.choice, "cublaslt:heur");
 }
 
+// PolicyOptions::kept_floor_adapts (H200, session 9: llama70b.down M=300 ran the 128x176 tile
+// that the heuristic answers at the sample 341, where it had been kept as the default, 1.15x the
+// best; the heuristic answers 128x152 at 300). Here the floor answers h1 up to 55 and heur above;
+// the sample 59 keeps its default heur, whose segment starts at 54, where heur is slow; its lowest
+// M is not timed (no segment checks). With the option the segment runs the adaptive floor: h1 at
+// 54-55, heur (the same kernel as the one timed) at 56-59.
+TEST_F(AdaptiveFloorTest, AKeptFloorAnswerBecomesTheAdaptiveFloor) {
+  cublaslt.default_by_m = [](int64_t m) { return m <= 55 ? std::string("h1") : std::string("heur"); };
+  timer.at_m = [this](const std::string& name, int64_t m, double t) {
+    if (name == "cublaslt:adapt") return time_of("cublaslt:" + cublaslt.default_by_m(m), m);
+    return name == "cublaslt:heur" && m <= 55 ? 14.0 : t;
+  };
+  PolicyOptions o;
+  o.adaptive_floor = true;
+  o.default_at = [this](const Problem& q) { return Tactic{"cublaslt", cublaslt.default_by_m(q.m)}; };
+  const Decision fixed = run(o);
+  ASSERT_EQ(fixed.sampled_ms, (std::vector<int64_t>{53, 59}));
+  EXPECT_EQ(fixed.choice_for(54), "cublaslt:heur");  // the failure mode: 14 us where h1 takes 10.5
+  o.kept_floor_adapts = true;
+  const Decision d = run(o);
+  EXPECT_EQ(d.choice_for(54), "cublaslt:adapt");
+  EXPECT_EQ(d.choice_for(59), "cublaslt:adapt");
+  EXPECT_EQ(d.choice_for(53), fixed.choice_for(53));  // a challenger's win stays
+  EXPECT_NE(d.choice_for(53), "cublaslt:adapt");
+  EXPECT_EQ(d.choice, "cublaslt:adapt");  // the edge kept heur, the floor's answer there
+  EXPECT_NE(d.reason.find("runs the adaptive floor"), std::string::npos) << d.reason;
+  // A default that is not the floor's answer (a table rule) is kept as it is.
+  o.default_at = [](const Problem&) { return Tactic{"cublaslt", "enum0"}; };
+  timer.true_us["cublaslt:enum0"] = 9.9;
+  for (const ChoiceSegment& seg : run(o).segments)
+    if (seg.sampled_m < 64) EXPECT_NE(seg.tactic, "cublaslt:adapt") << seg.sampled_m;
+  // Without the adaptive floor nothing changes.
+  o.adaptive_floor = false;
+  o.default_at = [this](const Problem& q) { return Tactic{"cublaslt", cublaslt.default_by_m(q.m)}; };
+  EXPECT_EQ(run(o).choice_for(54), "cublaslt:heur");
+}
+
 TEST(PolicyOptionsTest, AdaptiveFloorIsOnByDefaultForTuning) {
   EXPECT_TRUE(tuning::policy_options(TuneOptions{}).adaptive_floor);
   EXPECT_FALSE(PolicyOptions{}.adaptive_floor);

@@ -38,6 +38,7 @@ struct TuneCliOptions {
   bool adaptive_floor = true;
   bool split_segments = false;
   bool samples_follow_edge = false;
+  bool kept_floor_adapts = false;
   bool retune = false;
 };
 
@@ -124,6 +125,7 @@ void run_tune(const TuneCliOptions& o) {
   to.adaptive_floor = o.adaptive_floor;
   to.split_segments = o.split_segments;
   to.samples_follow_edge = o.samples_follow_edge;
+  to.kept_floor_adapts = o.kept_floor_adapts;
   to.retune = o.retune;
   for (const std::string& b : o.backends) to.backends.push_back(canonical_backend_name(b));
   ProgressBar bar(problems.size());
@@ -184,6 +186,9 @@ const CommandRegistrar kRegister([](CLI::App& app) {
                 "split a segment whose two ends each prefer another tactic (needs the segment check; default off)");
   cmd->add_flag("--samples-follow-edge,!--no-samples-follow-edge", o.samples_follow_edge,
                 "a tie at a sampled M below the edge goes to the edge's choice, not the default (default off)");
+  cmd->add_flag("--kept-floor-adapts,!--no-kept-floor-adapts", o.kept_floor_adapts,
+                "a segment that kept the floor's fixed answer, unchecked at its lowest M, runs the adaptive floor "
+                "(needs the adaptive floor; default off)");
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });
