@@ -1,5 +1,5 @@
 # Session 9's device calls (docs/perf/h200.md), as they ran from a .gpu/ bundle: .gpu/bin held the
-# binaries named in the table there, .gpu/ the scripts of scripts/ (gpu_acceptance.sh, gpu_tune_ab.sh, auto_regret.py, summarize.py = scripts/small_m_summary.py).
+# binaries named in the table there, .gpu/ the scripts of scripts/ (gpu_acceptance.sh, gpu_tune_ab.sh, auto_regret.py, summarize.py = src/backends/small_m/bench/device/summarize.py).
 
 ######## .gpu/s9_call1.sh
 #!/usr/bin/env bash
