@@ -48,6 +48,27 @@ struct Fixture {
   }
 };
 
+// Captures `enqueue` on `s` (global mode), then replays the graph three times, checking f's
+// poisoned-then-written output after each replay.
+template <class Enqueue>
+void capture_and_replay(Fixture& f, cudaStream_t s, Enqueue enqueue) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  FP8GEMM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  enqueue();
+  FP8GEMM_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+  FP8GEMM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 3; ++replay) {
+    f.poison();
+    FP8GEMM_CUDA_CHECK(cudaGraphLaunch(exec, s));
+    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(s));
+    const CheckResult r = f.check();
+    EXPECT_TRUE(r.ok) << "replay " << replay << ": " << r.to_string();
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
 void expect_context_clean() {
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -127,21 +148,7 @@ TEST(Api, CapturedInCudaGraphAndReplayed) {
   cudaStream_t fresh;
   FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&fresh, cudaStreamNonBlocking));
   for (cudaStream_t s : {stream, fresh}) {
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
-    FP8GEMM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-    bmm_fp8(f.args(), s);
-    FP8GEMM_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
-    FP8GEMM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    for (int replay = 0; replay < 3; ++replay) {
-      f.poison();
-      FP8GEMM_CUDA_CHECK(cudaGraphLaunch(exec, s));
-      FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(s));
-      const CheckResult r = f.check();
-      EXPECT_TRUE(r.ok) << "replay " << replay << ": " << r.to_string();
-    }
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
+    capture_and_replay(f, s, [&] { bmm_fp8(f.args(), s); });
   }
   cudaStreamDestroy(stream);
   cudaStreamDestroy(fresh);
@@ -158,26 +165,14 @@ TEST(Api, StreamKTacticCapturedOnAStreamFirstSeenInsideCapture) {
   const std::string tactic = "small_m:wgmma,rows=64,splitk=1,stages=6,l2pf=0,pdl=1,streamk=2,wload=cp";
   cudaStream_t fresh;
   FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&fresh, cudaStreamNonBlocking));
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  FP8GEMM_CUDA_CHECK(cudaStreamBeginCapture(fresh, cudaStreamCaptureModeGlobal));
-  bmm_fp8(f.args(), fresh, tactic);
-  bmm_fp8(f.args(), fresh, tactic);  // twice per replay: the second launch reuses the flags
-  FP8GEMM_CUDA_CHECK(cudaStreamEndCapture(fresh, &graph));
-  FP8GEMM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  for (int replay = 0; replay < 3; ++replay) {
-    f.poison();
-    FP8GEMM_CUDA_CHECK(cudaGraphLaunch(exec, fresh));
-    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(fresh));
-    const CheckResult r = f.check();
-    EXPECT_TRUE(r.ok) << "replay " << replay << ": " << r.to_string();
-  }
+  capture_and_replay(f, fresh, [&] {
+    bmm_fp8(f.args(), fresh, tactic);
+    bmm_fp8(f.args(), fresh, tactic);  // twice per replay: the second launch reuses the flags
+  });
   const Workspace ws = default_context().flags(fresh);
   std::vector<unsigned> flags(ws.flag_count, 1u);
   FP8GEMM_CUDA_CHECK(cudaMemcpy(flags.data(), ws.flags, flags.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
   EXPECT_EQ(std::count(flags.begin(), flags.end(), 0u), std::ptrdiff_t(flags.size()));
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
   cudaStreamDestroy(fresh);
   expect_context_clean();
 }
