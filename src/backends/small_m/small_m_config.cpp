@@ -10,9 +10,15 @@
 namespace fp8gemm::small_m {
 
 namespace {
-// Shared memory per block beside its dynamic allocation: ~1 KB reserved by the system and the
-// v3 kernels' 256 bytes of barriers.
+// One SM's shared memory on sm_90 (228 KB), and per block beside its dynamic allocation: ~1 KB
+// reserved by the system and the v3 kernels' 256 bytes of barriers.
+constexpr int64_t kSmSharedBytes = 228 * 1024;
 constexpr int64_t kBlockReservedSmem = 1024 + 256;
+
+// Stream-K: the (row tile, batch, K block) units the grid shares out.
+int64_t streamk_units(const Problem& p, const Config& c) {
+  return (p.n + c.rows - 1) / c.rows * p.batch * ((p.k + kWgmmaKBlock - 1) / kWgmmaKBlock);
+}
 // The weight paths' suffixes (cp.async, registers); TMA (the default) is not spelled.
 constexpr std::string_view kWloadCpField = ",wload=cp";
 constexpr std::string_view kWloadRegField = ",wload=reg";
@@ -187,12 +193,12 @@ Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
   if (c.streamk > 0) {
     // Every block of the grid must be resident at once: the last block of a cut tile waits for
     // the partial sums of the blocks before it.
-    if (int64_t(c.streamk) * int64_t(shared_bytes(p, c) + kBlockReservedSmem) > 228 * 1024)
+    if (int64_t(c.streamk) * int64_t(shared_bytes(p, c) + kBlockReservedSmem) > kSmSharedBytes)
       return Verdict::no("streamk=B: B blocks of stages * (rows + 8 * ceil(m/8)) * 128 bytes (+2.3 KB each) must fit "
                          "one SM's 228 KB of shared memory");
     if ((p.n + c.rows - 1) / c.rows * p.batch > int64_t(INT32_MAX))
       return Verdict::no("streamk: ceil(n/rows) * batch must fit a 32-bit int");
-    if ((p.n + c.rows - 1) / c.rows * p.batch * ((p.k + kWgmmaKBlock - 1) / kWgmmaKBlock) >= (int64_t(1) << 48))
+    if (streamk_units(p, c) >= (int64_t(1) << 48))
       return Verdict::no("streamk: ceil(n/rows) * batch * ceil(k/128) must be < 2^48");
   }
   if (shared_bytes(p, c) > kWgmmaMaxSharedBytes)
@@ -214,8 +220,7 @@ size_t wgmma_reduce_bytes(const Problem& p, const Config& c) {
 
 int64_t streamk_grid(const Problem& p, const Config& c, int sm_count) {
   if (c.streamk <= 0) return 0;
-  const int64_t units = (p.n + c.rows - 1) / c.rows * p.batch * ((p.k + kWgmmaKBlock - 1) / kWgmmaKBlock);
-  return std::max<int64_t>(1, std::min<int64_t>(int64_t(c.streamk) * sm_count, units));
+  return std::max<int64_t>(1, std::min<int64_t>(int64_t(c.streamk) * sm_count, streamk_units(p, c)));
 }
 
 size_t streamk_workspace_bytes(const Problem& p, const Config& c, int sm_count) {
@@ -310,7 +315,7 @@ int wgmma_fill_splitk(const Problem& p, int rows, int64_t target) {
 // `extra_bytes` beside the ring); 0 if < 4.
 int wgmma_ring_stages(const Problem& p, int rows, int occ, int64_t static_bytes, int64_t extra_bytes) {
   const int64_t per_block =
-      std::min<int64_t>(228 * 1024 / occ - 1024 - static_bytes, int64_t(kWgmmaMaxSharedBytes)) - 1024 - extra_bytes;
+      std::min<int64_t>(kSmSharedBytes / occ - 1024 - static_bytes, int64_t(kWgmmaMaxSharedBytes)) - 1024 - extra_bytes;
   const int64_t stage = int64_t(rows + wgmma_n(p.m)) * kWgmmaKBlock;
   const int64_t st = std::min<int64_t>(kWgmmaMaxStages, per_block / stage);
   return st >= 4 ? int(st) : 0;
