@@ -50,7 +50,7 @@ struct PolicyOptions {
   bool split_segments = false;
   // With adaptive_floor: a segment that kept the floor's fixed answer at its sampled M, and
   // whose lowest M was not timed, runs the adaptive floor instead (segment_ends.h
-  // adapt_kept_floors). Off here and in TuneOptions: not measured on the GPU yet (session 9).
+  // adapt_kept_floors). Off here, on in TuneOptions (as with adaptive_floor).
   bool kept_floor_adapts = false;
   // Where a sampled M keeps its default only because the edge's choice is not faster there by
   // more than the threshold, the sample follows the edge's choice instead, if that was not slower

@@ -323,6 +323,14 @@ TEST(PolicyOptionsTest, AdaptiveFloorIsOnByDefaultForTuning) {
   EXPECT_FALSE(tuning::policy_options(off).adaptive_floor);
 }
 
+TEST(PolicyOptionsTest, AKeptFloorAdaptsByDefaultForTuning) {
+  EXPECT_TRUE(tuning::policy_options(TuneOptions{}).kept_floor_adapts);
+  EXPECT_FALSE(PolicyOptions{}.kept_floor_adapts);
+  TuneOptions off;
+  off.kept_floor_adapts = false;
+  EXPECT_FALSE(tuning::policy_options(off).kept_floor_adapts);
+}
+
 // A tactic the edge's short round pruned (a tile that wastes a wave at the edge) is timed at the
 // samples too, the fastest pruned one only, and wins where it is the best.
 TEST_F(PolicyTest, TheFastestTacticPrunedAtTheEdgeCompetesAtTheSamples) {

@@ -38,7 +38,7 @@ struct TuneCliOptions {
   bool adaptive_floor = true;
   bool split_segments = false;
   bool samples_follow_edge = false;
-  bool kept_floor_adapts = false;
+  bool kept_floor_adapts = true;
   bool retune = false;
 };
 
@@ -188,7 +188,7 @@ const CommandRegistrar kRegister([](CLI::App& app) {
                 "a tie at a sampled M below the edge goes to the edge's choice, not the default (default off)");
   cmd->add_flag("--kept-floor-adapts,!--no-kept-floor-adapts", o.kept_floor_adapts,
                 "a segment that kept the floor's fixed answer, unchecked at its lowest M, runs the adaptive floor "
-                "(needs the adaptive floor; default off)");
+                "(needs the adaptive floor; default on)");
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });
