@@ -35,7 +35,7 @@ double env_number(const char* name, const char* value, double fallback) {
 }  // namespace
 
 GraphTimerOptions with_settle_env(GraphTimerOptions o, const char* settle_ms, const char* min_call_us,
-                                  const char* settle_busy_ms, const char* warm_up_when_busy) {
+                                  const char* settle_busy_ms) {
   if (settle_ms && *settle_ms) {
     o.settle_ms = env_number("FP8GEMM_SETTLE_MS", settle_ms, o.settle_ms);
     o.settle_idle_ms = 3 * o.settle_ms;
@@ -43,13 +43,7 @@ GraphTimerOptions with_settle_env(GraphTimerOptions o, const char* settle_ms, co
   }
   o.settle_busy_ms = env_number("FP8GEMM_SETTLE_BUSY_MS", settle_busy_ms, o.settle_busy_ms);
   o.settle_min_call_us = env_number("FP8GEMM_SETTLE_MIN_CALL_US", min_call_us, o.settle_min_call_us);
-  o.warm_up_when_busy =
-      env_number("FP8GEMM_WARM_UP_WHEN_BUSY", warm_up_when_busy, o.warm_up_when_busy ? 1.0 : 0.0) != 0.0;
   return o;
-}
-
-bool skips_warm_up(const GraphTimerOptions& o, double gap_ms, bool all_replayed) {
-  return !o.warm_up_when_busy && all_replayed && gap_ms >= 0 && gap_ms <= o.busy_gap_ms;
 }
 
 double settle_target_ms(const GraphTimerOptions& o, double gap_ms) {
@@ -60,7 +54,6 @@ double settle_target_ms(const GraphTimerOptions& o, double gap_ms) {
 GraphTimerOptions tuning_timer_options() {
   GraphTimerOptions o;
   o.settle_busy_ms = 5;
-  o.warm_up_when_busy = false;
   return o;
 }
 
@@ -261,10 +254,6 @@ struct GraphTimer::Impl {
   // load for the settle time (GraphTimerOptions). Nothing is timed here.
   void settle(const std::vector<GraphExec>& graphs, std::vector<Timing>& timings, int warmup_replays,
               bool may_settle) {
-    bool all_replayed = true;
-    for (const Timing& t : timings)
-      if (t.ok && !replayed.count(t.tactic.name())) all_replayed = false;
-    if (skips_warm_up(options, steady_ms() - last_busy_ms, all_replayed)) return;
     const bool enabled = may_settle && options.settle_ms > 0;
     if (!enabled && warmup_replays == 0) {
       // Even then, a tactic's first replay in this process gets a warm-up: it may load its
@@ -318,7 +307,7 @@ struct GraphTimer::Impl {
 GraphTimer::GraphTimer(Context& ctx, GraphTimerOptions options)
     : impl_(std::make_unique<Impl>(
           ctx, with_settle_env(options, std::getenv("FP8GEMM_SETTLE_MS"), std::getenv("FP8GEMM_SETTLE_MIN_CALL_US"),
-                               std::getenv("FP8GEMM_SETTLE_BUSY_MS"), std::getenv("FP8GEMM_WARM_UP_WHEN_BUSY")))) {
+                               std::getenv("FP8GEMM_SETTLE_BUSY_MS")))) {
   DeviceGuard guard(ctx.device().device);
   FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
   impl_->l2_bytes = std::max<size_t>(ctx.device().l2_bytes, 1 << 20);

@@ -33,37 +33,24 @@ struct GraphTimerOptions {
   // the tuner's timer shortens it (tuning_timer_options).
   double settle_busy_ms = 20;
   double busy_gap_ms = 5;
-  // A measurement within busy_gap_ms of the previous one's last replay, whose candidates have
-  // all been replayed before in this process (their modules loaded), starts timing at once when
-  // this is false: the GPU has run the same kind of load until a few ms ago, so a warm-up round
-  // would only repeat it. True by default; the tuner's timer sets it false (at heavy keys the
-  // warm-up round was ~1/6 of each measurement: docs/tuning.md "Where the tune's time goes").
-  bool warm_up_when_busy = true;
 };
-
-// Whether a measurement skips its warm-up and settling (see warm_up_when_busy): `gap_ms` since
-// the previous measurement's last replay, `all_replayed` whether each candidate was replayed
-// before in this process.
-bool skips_warm_up(const GraphTimerOptions& o, double gap_ms, bool all_replayed);
 
 // How long a heavy measurement settles when the GPU has been idle for `gap_ms` since the last
 // measurement's replays: settle_busy_ms up to busy_gap_ms, settle_ms up to idle_gap_ms,
 // settle_idle_ms beyond.
 double settle_target_ms(const GraphTimerOptions& o, double gap_ms);
 
-// The tuner's timer: no warm-up between a key's back-to-back measurements (warm_up_when_busy),
-// settles of 5 ms where one is still due (20 ms after a pause, 60 after an idle gap, as every
-// timer). docs/tuning.md "Power and clocks".
+// The tuner's timer: settles of 5 ms between a key's back-to-back measurements (20 ms after a
+// pause, 60 after an idle gap, as every timer). docs/tuning.md "Power and clocks".
 GraphTimerOptions tuning_timer_options();
 
 // `o` with the environment's settle overrides, for measuring experiments: FP8GEMM_SETTLE_MS
 // (settle_ms; settle_idle_ms becomes three times it; 0 turns settling off),
-// FP8GEMM_SETTLE_BUSY_MS (settle_busy_ms), FP8GEMM_SETTLE_MIN_CALL_US and
-// FP8GEMM_WARM_UP_WHEN_BUSY (warm_up_when_busy: 0 false, any other number true). Unset or empty:
+// FP8GEMM_SETTLE_BUSY_MS (settle_busy_ms) and FP8GEMM_SETTLE_MIN_CALL_US. Unset or empty:
 // unchanged. Throws Error(kInvalidArgument) naming the variable for anything but a finite
 // number >= 0. The GraphTimer constructor applies it.
 GraphTimerOptions with_settle_env(GraphTimerOptions o, const char* settle_ms, const char* min_call_us,
-                                  const char* settle_busy_ms = nullptr, const char* warm_up_when_busy = nullptr);
+                                  const char* settle_busy_ms = nullptr);
 
 // Calls per replay for a kernel whose single call took `call_us`: `max_calls` unless that many
 // would last >= target_replay_us, then just enough to reach it, but at least `min_calls`.

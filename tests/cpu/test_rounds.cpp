@@ -284,26 +284,6 @@ TEST(GraphTimerSizing, SettleTargetFollowsTheGapSinceTheLastMeasurement) {
   EXPECT_LT(t.busy_gap_ms, t.idle_gap_ms);
 }
 
-// The tuner's back-to-back measurements skip the warm-up round, and only where the GPU has just
-// been busy and every candidate has been replayed before (a first launch may load modules). The
-// bench's timer always warms up.
-TEST(GraphTimerSizing, OnlyTheTunersBusyMeasurementsOfKnownTacticsSkipTheWarmUp) {
-  const GraphTimerOptions d;
-  EXPECT_TRUE(d.warm_up_when_busy);
-  EXPECT_FALSE(skips_warm_up(d, 0, true));
-  const GraphTimerOptions t = tuning_timer_options();
-  EXPECT_FALSE(t.warm_up_when_busy);
-  EXPECT_TRUE(skips_warm_up(t, 0, true));
-  EXPECT_TRUE(skips_warm_up(t, t.busy_gap_ms, true));
-  EXPECT_FALSE(skips_warm_up(t, t.busy_gap_ms + 0.5, true));  // a pause: warm up and settle
-  EXPECT_FALSE(skips_warm_up(t, 0, false));                   // a tactic never replayed
-  EXPECT_FALSE(skips_warm_up(t, 1e300, true));                // nothing measured yet
-  EXPECT_TRUE(with_settle_env(t, nullptr, nullptr, nullptr, "1").warm_up_when_busy);
-  EXPECT_FALSE(with_settle_env(d, nullptr, nullptr, nullptr, "0").warm_up_when_busy);
-  EXPECT_FALSE(with_settle_env(t, nullptr, nullptr, nullptr, "").warm_up_when_busy);  // unset: unchanged
-  EXPECT_THROW(with_settle_env(t, nullptr, nullptr, nullptr, "yes"), Error);
-}
-
 }  // namespace
 }  // namespace fp8gemm
 
