@@ -32,6 +32,15 @@ std::vector<Config> all_existing_configs() {
             EXPECT_EQ(bool(config_exists(with_late_trigger(c))), pdl) << c.to_string();
             if (pdl) out.push_back(with_late_trigger(c));
             if (pdl && l2pf == 0) out.push_back(with_late_trigger(with_cp_weights(c)));
+            // early=E: the one-shot TMA kernel with PDL and l2pf=0, 1 <= E < stages.
+            for (int e : {1, 4, stages - 1}) {
+              const bool ok = pdl && l2pf == 0 && e >= 1 && e < stages;
+              EXPECT_EQ(bool(config_exists(with_early(c, e))), ok) << with_early(c, e).to_string();
+              if (ok && (e != stages - 1 || e > 4)) {
+                out.push_back(with_early(c, e));
+                out.push_back(with_late_trigger(with_early(c, e)));
+              }
+            }
             if (l2pf == 0) {
               const Config cw = with_cp_weights(c);
               EXPECT_TRUE(config_exists(cw)) << cw.to_string();
@@ -135,6 +144,64 @@ TEST(SmallMConfig, EveryConfigRoundTripsThroughItsName) {
   EXPECT_TRUE(late.pdl && late.late_trigger);
   EXPECT_FALSE(parse_config("wgmma,rows=64,splitk=2,stages=12,l2pf=8,pdl=1").late_trigger);
   EXPECT_FALSE(late == wgmma_config(64, 2, 12, true, 8));
+}
+
+// early=E (stages of weights requested before the wait) is spelled after pdl, only when set, on
+// the one-shot TMA kernel with PDL and l2pf=0; every other placement is refused with its rule.
+TEST(SmallMConfig, EarlyNamesAndRules) {
+  const Config e = with_early(with_late_trigger(wgmma_config(64, 5, 8, true)), 4);
+  EXPECT_EQ(e.to_string(), "wgmma,rows=64,splitk=5,stages=8,l2pf=0,pdl=2,early=4");
+  EXPECT_EQ(parse_config("wgmma,rows=128,splitk=4,stages=6,l2pf=0,pdl=1,early=4"),
+            with_early(wgmma_config(128, 4, 6, true), 4));
+  EXPECT_EQ(parse_config("wgmma,rows=64,splitk=5,stages=8,l2pf=0,pdl=2").early, 0);
+  EXPECT_FALSE(e == with_late_trigger(wgmma_config(64, 5, 8, true)));
+  const Malformed cases[] = {
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,early=8", "1..stages-1"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,early=-1", "1..stages-1"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,early=0", "not canonical"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=0,early=4", "needs pdl=1 or 2"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,early=4,wload=cp", "TMA weights"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,early=4,wload=reg", "TMA weights"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,early=4,persist=1", "TMA weights"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=8,pdl=1,early=4", "l2pf=0"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,early=4,pdl=1", "in this order"},
+      {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,early=04", "not canonical"},
+      {"rows=32,splitk=1,warps=8,stages=2,pdl=1,early=1", "trailing characters"},
+  };
+  expect_rejected(cases);
+  Config v2;
+  v2.pdl = true;
+  v2.early = 1;
+  EXPECT_NE(config_exists(v2).reason.find("wgmma (v3) field"), std::string::npos);
+}
+
+// early=4 twins: on weights <= 40 MB only, one per TMA one-shot PDL candidate (pdl=1 or 2) with
+// l2pf=0 and a ring deeper than 4 stages; never the default, never on other devices.
+TEST(SmallMConfig, EarlyTwinsOnlyForSmallWeightsAndTheTmaKernel) {
+  for (const auto& s : {std::pair<int64_t, int64_t>{4096, 4096}, {7168, 4480}, {8192, 1024}, {8192, 8192}, {28672, 4096}})
+    for (int64_t m : {1, 16}) {
+      const Problem p = problem(m, s.first, s.second);
+      const auto cands = candidate_configs(p, 132, 90);
+      const bool small = p.n * p.k <= (int64_t(40) << 20);
+      int early = 0, eligible = 0;
+      for (const Config& c : cands) {
+        if (c.early > 0) {
+          ++early;
+          EXPECT_EQ(c.early, kEarlyStages) << c.to_string();
+          EXPECT_TRUE(can_implement(p, c, 90)) << c.to_string();
+          EXPECT_NE(std::find(cands.begin(), cands.end(), with_early(c, 0)), cands.end()) << c.to_string();
+        } else if (c.wgmma && c.pdl && c.persist == 0 && c.streamk == 0 && !c.cp_weights && !c.reg_weights &&
+                   c.l2pf == 0 && c.stages > kEarlyStages) {
+          ++eligible;
+          EXPECT_EQ(std::find(cands.begin(), cands.end(), with_early(c, kEarlyStages)) != cands.end(), small)
+              << c.to_string();
+        }
+      }
+      EXPECT_EQ(early, small ? eligible : 0) << p;
+      if (small) EXPECT_GT(early, 0) << p;
+      EXPECT_EQ(default_config(p, 132, 90).early, 0) << p;
+      for (const Config& c : candidate_configs(p, 148, 100)) EXPECT_EQ(c.early, 0) << c.to_string();
+    }
 }
 
 TEST(SmallMConfig, StreamKNamesAndRules) {

@@ -234,6 +234,34 @@ TEST(SmallM, WgmmaLateTriggerEveryInstantiationAndSplit) {
   EXPECT_EQ(sweep_weight_path(be, seed, 2064, {64, 128}, 2, late_cp), 24);
 }
 
+// early=E (only E ring stages requested before the wait, the rest after it) on the one-shot TMA
+// kernel: every rows x N instantiation, rings 3..16 with E from 1 to stages-1, split-K 1..8,
+// pdl=1 and 2, ragged N (208 rows), a 16-byte K tail, batch 2; then every dtype pair.
+TEST(SmallM, WgmmaEarlyEveryInstantiationAndSplit) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
+  Backend& be = small_m_backend();
+  const int stages_list[] = {3, 4, 8, 12, 16};
+  const int splitk_list[] = {1, 2, 3, 5, 8};
+  uint64_t seed = 9500;
+  int ran = 0, pick = 0;
+  for (int64_t m : {1, 8, 9, 16, 23, 32}) {
+    const Problem p = make(2, m, 208, 2064);
+    VerifyCase vc(p, seed++);
+    for (int rows : {64, 128})
+      for (int rep = 0; rep < 2; ++rep, ++pick) {
+        small_m::Config c = small_m::wgmma_config(rows, splitk_list[(pick * 7) % 5], stages_list[pick % 5], true);
+        if (pick % 2) c = small_m::with_late_trigger(c);
+        while (c.stages > 3 && !small_backend_can(p, {"small_m", small_m::with_early(c, 1).to_string()})) --c.stages;
+        const int e = pick % 3 == 0 ? 1 : pick % 3 == 1 ? c.stages / 2 : c.stages - 1;
+        ran += passes_reference(be, p, vc, Tactic{"small_m", small_m::with_early(c, e).to_string()});
+      }
+  }
+  EXPECT_EQ(ran, 24);
+  passes_every_dtype_pair(be, seed, {small_m::wgmma_config(64, 2, 8, true), small_m::wgmma_config(128, 3, 6, true)},
+                          [](small_m::Config c) { return small_m::with_early(c, 4); });
+}
+
 // Stream-K (",streamk=B"): every (rows, N instantiation), 1..4 blocks per SM (1..2 at 128 rows),
 // rings 2..16, PDL on/off, on problems whose tiles are cut in every way: runs crossing tiles and
 // batches (64 tiles x 3 batches x 9 K blocks), one unit per block with every tile shared by 64

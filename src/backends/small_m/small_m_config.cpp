@@ -29,6 +29,7 @@ std::string Config::to_string() const {
   if (wgmma) {
     os << "wgmma,rows=" << rows << ",splitk=" << splitk << ",stages=" << stages << ",l2pf=" << l2pf
        << ",pdl=" << (late_trigger ? 2 : pdl ? 1 : 0);
+    if (early > 0) os << ",early=" << early;
     if (persist > 0) os << ",persist=" << persist;
     if (streamk > 0) os << ",streamk=" << streamk;
     if (cp_weights) os << kWloadCpField;
@@ -46,11 +47,11 @@ namespace {
 int take_field(std::string_view& text, std::string_view key, bool last, std::string_view whole, bool v3) {
   const auto fail = [&](const char* why) {
     FP8GEMM_FAIL(kInvalidArgument, "small_m tactic '", whole, "': ", why, " (expected ",
-                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1|2[,persist=B|,streamk=B][,wload=cp|reg])"
+                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1|2[,early=E|,persist=B|,streamk=B][,wload=cp|reg])"
                     : "rows=R,splitk=S,warps=W,stages=P,pdl=0|1)");
   };
   if (text.substr(0, key.size()) != key || text.size() <= key.size() || text[key.size()] != '=')
-    fail(v3 ? "fields must be wgmma, rows, splitk, stages, l2pf, pdl[, persist or streamk][, wload] in this order"
+    fail(v3 ? "fields must be wgmma, rows, splitk, stages, l2pf, pdl[, early, persist or streamk][, wload] in this order"
             : "fields must be rows, splitk, warps, stages, pdl in this order");
   text.remove_prefix(key.size() + 1);
   int value = 0;
@@ -97,8 +98,8 @@ Config parse_config(std::string_view text) {
   FP8GEMM_REQUIRE(!v3 || rest.find(kWload) == std::string_view::npos, kInvalidArgument, "small_m tactic '", text,
                   "': wload must be the last field and its values are cp (weights through cp.async) and reg "
                   "(weights in registers); TMA is the default and is not spelled");
-  // v3 names may end with ",persist=P" or ",streamk=B" (before wload); pdl is then not the last
-  // field.
+  // v3 names may end with ",early=E", ",persist=P" or ",streamk=B" (before wload); pdl is then
+  // not the last field.
   const auto split_off = [&](std::string_view key) {
     const size_t at = v3 ? rest.find(key) : std::string_view::npos;
     if (at == std::string_view::npos) return std::string_view{};
@@ -108,7 +109,9 @@ Config parse_config(std::string_view text) {
   };
   std::string_view streamk_field = split_off(",streamk=");
   std::string_view persist_field = split_off(",persist=");
+  std::string_view early_field = split_off(",early=");
   const int pdl = take_field(rest, "pdl", true, text, v3);
+  if (!early_field.empty()) c.early = take_field(early_field, "early", true, text, v3);
   if (!persist_field.empty()) c.persist = take_field(persist_field, "persist", true, text, v3);
   if (!streamk_field.empty()) c.streamk = take_field(streamk_field, "streamk", true, text, v3);
   FP8GEMM_REQUIRE(pdl == 0 || pdl == 1 || (v3 && pdl == 2), kInvalidArgument, "small_m tactic '", text, "': pdl must be ",
@@ -154,6 +157,14 @@ Verdict wgmma_config_exists(const Config& c) {
     if (!c.cp_weights) return Verdict::no("streamk tactics load their weights by cp.async (wload=cp)");
     if (c.splitk != 1) return Verdict::no("streamk tactics have splitk=1 (the units are split over the grid instead)");
     if (c.late_trigger) return Verdict::no("streamk tactics have pdl=0 or 1");
+  }
+  if (c.early != 0) {
+    if (c.early < 1 || c.early >= c.stages)
+      return Verdict::no("early must be in 1..stages-1 (stages requested before the wait; absent = the whole ring)");
+    if (!c.pdl) return Verdict::no("early=E caps what is requested before waiting for the previous kernel: it needs pdl=1 or 2");
+    if (c.cp_weights || c.reg_weights || c.persist > 0)
+      return Verdict::no("early is for the one-shot kernel with TMA weights (not wload=cp or reg, not persist)");
+    if (c.l2pf != 0) return Verdict::no("early tactics have l2pf=0 (the L2 lookahead is requested before the wait too)");
   }
   return Verdict::yes();
 }
@@ -234,6 +245,7 @@ Verdict config_exists(const Config& c) {
   if (c.streamk != 0) return Verdict::no("streamk is a wgmma (v3) field");
   if (c.l2pf != 0) return Verdict::no("l2pf is a wgmma (v3) field");
   if (c.late_trigger) return Verdict::no("pdl=2 (the late trigger) is a wgmma (v3) field");
+  if (c.early != 0) return Verdict::no("early is a wgmma (v3) field");
   if (c.persist != 0) return Verdict::no("persist is a wgmma (v3) field");
   if (c.cp_weights || c.reg_weights) return Verdict::no("wload is a wgmma (v3) field");
   if (c.rows != 16 && c.rows != 32 && c.rows != 64) return Verdict::no("rows must be 16, 32 or 64");
@@ -532,6 +544,16 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
       for (const Config& c : out)
         if (c.wgmma && c.pdl && !c.late_trigger && c.persist == 0 && c.streamk == 0 && !c.reg_weights) late.push_back(with_late_trigger(c));
       for (const Config& c : late) add(c);
+      // Twins with early=4 of the TMA one-shot PDL candidates (pdl=1 and 2) whose ring is deeper:
+      // on the H200 (session 10, docs/perf/small_m.md) they made the best small_m tactic 2-5%
+      // faster at about half of the 16-34 MB points (+0.6% geomean over the suite at M <= 16);
+      // the same cap on the cp.async kernel gained nothing, and on weights > 40 MB it lost.
+      std::vector<Config> early;
+      for (const Config& c : out)
+        if (c.wgmma && c.pdl && c.persist == 0 && c.streamk == 0 && !c.cp_weights && !c.reg_weights && c.l2pf == 0 &&
+            c.early == 0 && c.stages > kEarlyStages)
+          early.push_back(with_early(c, kEarlyStages));
+      for (const Config& c : early) add(c);
     }
   }
   // v2: its default (with and without PDL) and, where v3 cannot run, the other shapes of block.

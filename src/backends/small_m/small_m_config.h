@@ -35,6 +35,8 @@ constexpr int kWgmmaMaxPersist = 4;
 // (4 blocks of 64 rows, 2 of 128; __launch_bounds__).
 constexpr int kWgmmaMaxStreamK64 = 4;
 constexpr int kWgmmaMaxStreamK128 = 2;
+// The ring stages the offered early=E twins request before the wait (E = 2 was slower on the H200).
+constexpr int kEarlyStages = 4;
 // v3 with weights in registers (",wload=reg"): 64-byte K chunks per activation slot (a thread
 // keeps two slots of them in flight, one 16-byte load per chunk), and the slot's bytes of K.
 constexpr int kRegChunks = 8;
@@ -76,6 +78,13 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 //    block releases the next kernel's blocks after its K loop instead of at its start, so they
 //    do not prefetch their weights while this kernel still streams its own (a few % faster on
 //    some 20-33 MB weights on the H200, slower on most large ones).
+//  - early=E (one-shot v3 with TMA weights and PDL, l2pf=0; spelled after pdl, absent = 0): only
+//    the first E of the ring's stages are requested before waiting for the previous kernel, the
+//    rest after it (1 <= E < stages). The next kernel's blocks, which start as this one's first
+//    blocks leave, then do not flood the memory system with a whole ring each just when this
+//    kernel's activations are due (H200, session 10: early=4 made the best small_m tactic 2-5%
+//    faster at about half of the 16-34 MB points, slower on large weights; the cp.async kernel
+//    did not gain).
 struct Config {
   int rows = 32;    // weight rows (output columns n) per block: 16 x row tiles, shared by its warps
   int splitk = 1;   // blocks of one cluster that split K; reduced in fixed order through DSMEM
@@ -89,6 +98,7 @@ struct Config {
   bool reg_weights = false; // v3 only: weights by ld.global into wgmma's A registers (",wload=reg")
   bool late_trigger = false; // one-shot v3 with pdl only, spelled pdl=2: dependents launch after the K loop
   int streamk = 0;     // v3 with cp.async weights only: 0 = grid of (tile, split); B > 0 = B blocks per SM, even split
+  int early = 0;       // one-shot v3 with TMA weights and PDL only: 0 = the whole ring before the wait; E = its first E stages
 
   int row_tiles() const { return rows / 16; }
   int warpgroups() const { return rows / 64; }  // v3 consumer warpgroups
@@ -98,7 +108,7 @@ struct Config {
     return rows == o.rows && splitk == o.splitk && warps == o.warps && stages == o.stages && pdl == o.pdl &&
            wgmma == o.wgmma && l2pf == o.l2pf && persist == o.persist &&
            cp_weights == o.cp_weights && reg_weights == o.reg_weights && late_trigger == o.late_trigger &&
-           streamk == o.streamk;
+           streamk == o.streamk && early == o.early;
   }
 };
 
@@ -132,6 +142,12 @@ inline Config streamk_config(int rows, int stages, bool pdl, int per_sm) {
 // The same v3 config releasing its dependents after the K loop ("pdl=2").
 inline Config with_late_trigger(Config c) {
   c.late_trigger = true;
+  return c;
+}
+
+// The same v3 config requesting only `stages` ring stages of weights before the wait (",early=E").
+inline Config with_early(Config c, int stages) {
+  c.early = stages;
   return c;
 }
 

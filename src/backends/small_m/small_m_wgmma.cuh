@@ -46,6 +46,7 @@ struct Params {
   int64_t k;         // cp.async and register kernels: bytes of K per weight row (a multiple of 16)
   const uint8_t* a;  // register kernel: activations [batch][m][k]
   int late_trigger;  // one-shot TMA and cp.async kernels: release dependents after the K loop (pdl=2)
+  int early;  // one-shot TMA kernel: > 0: only this many stages of weights are requested before the wait
   float* sk_partials;  // stream-K: per block [2][NP/2][rows * 2] partial sums (workspace)
   unsigned* sk_flags;  // stream-K: per block, 1 while its given-away partial waits to be added
   int64_t sk_units;    // stream-K: (row tile, batch, K block) units split over the grid
@@ -363,8 +364,12 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
       uint64_t pol_w, pol_a;  // weights stream once; activations are re-read by every row block
       asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol_w));
       asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(pol_a));
+      // early=E: only the first E stages before the wait (the rest right after it), so that the
+      // next kernel's blocks, which start as this one's leave, do not all ask for a whole ring
+      // each just when the current kernel's last loads and this one's activations are due.
       const int pre = min(stages, nkb);
-      for (int i = 0; i < pre; ++i) {
+      const int before_wait = p.early > 0 ? min(pre, p.early) : pre;
+      for (int i = 0; i < before_wait; ++i) {
         mbar_arrive_expect_tx(&full_bar[i], kStage);
         tma_load(ring + i * kStage, &wmap, &full_bar[i], (kb0 + i) * kKB, row0, batch, pol_w);
       }
@@ -375,8 +380,13 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
         tma_prefetch_l2(&wmap, (kb0 + pf) * kKB, row0, batch);
       // The activations may be written by the previous kernel (programmatic dependent launch).
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
+      // The activations first (they are what every stage now waits for), each stage's expected
+      // bytes counted before any of its copies can land.
+      for (int i = before_wait; i < pre; ++i) mbar_arrive_expect_tx(&full_bar[i], kStage);
       for (int i = 0; i < pre; ++i)
         tma_load(ring + i * kStage + kWBytes, &amap, &full_bar[i], (kb0 + i) * kKB, 0, batch, pol_a);
+      for (int i = before_wait; i < pre; ++i)
+        tma_load(ring + i * kStage, &wmap, &full_bar[i], (kb0 + i) * kKB, row0, batch, pol_w);
       int s = pre == stages ? 0 : pre;
       uint32_t phase = 0;  // completions of empty_bar[s] seen so far, mod 2
       for (int i = pre; i < nkb; ++i) {
@@ -543,6 +553,7 @@ void launch_wgmma_pair(const LaunchArgs& l) {
   kp.k = pr.k;
   kp.a = static_cast<const uint8_t*>(l.args.a);
   kp.late_trigger = c.late_trigger;
+  kp.early = c.early;
   if (c.rows == 64) return launch_wgmma_np<WT, AT, 1>(l, kp);
   if (c.rows == 128) return launch_wgmma_np<WT, AT, 2>(l, kp);
   FP8GEMM_FAIL(kInternal, "small_m: config ", c.to_string(), " has no wgmma instantiation");
