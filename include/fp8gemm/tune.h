@@ -103,7 +103,7 @@ struct TuneOptions {
   // With adaptive_floor: a segment that kept the floor's fixed answer at its sampled M, and whose
   // lowest M was not timed, runs the adaptive floor instead ("cublaslt:heuristic": the same
   // kernel at the sampled M; docs/tuning.md "A kept floor adapts"). On: on the H200 it took
-  // M=300 of llama70b.down / gate_up and nano9b.in_proj from 1.15x the best to 1.00x.
+  // M=300 of llama70b.down and gate_up from 1.15x the best to 1.00x in every tune.
   bool kept_floor_adapts = true;
   // A tie at a sampled M below the edge (the edge's choice not faster than the default there by
   // more than the threshold, yet not slower) goes to the edge's choice instead of the default
