@@ -110,6 +110,10 @@ struct TuneOptions {
   // (docs/tuning.md "Ties at a sampled M"; off: on the H200 it applied at 1-2 of ~1100 samples
   // per whole-suite tune and moved nothing beyond the run-to-run spread).
   bool samples_follow_edge = false;
+  // With check_segment_ends: the fastest other tactic that tied with a segment's choice where the
+  // segment was timed is timed at its lowest M too and may take the segment by the same rule,
+  // once its output matches (docs/tuning.md "Ties at a segment's lowest M"). Off: not measured yet.
+  bool low_end_ties = false;
   // Called after each key (done counts keys finished, of total).
   std::function<void(size_t done, size_t total, const Decision&)> progress;
 };

@@ -62,6 +62,7 @@ PolicyOptions policy_options(const TuneOptions& o) {
   p.split_segments = o.split_segments;
   p.samples_follow_edge = o.samples_follow_edge;
   p.kept_floor_adapts = o.kept_floor_adapts;
+  p.low_end_ties = o.low_end_ties;
   return p;
 }
 

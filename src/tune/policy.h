@@ -59,6 +59,13 @@ struct PolicyOptions {
   // Off (here and in TuneOptions): measured on the H200, it changed 1-2 samples per whole-suite
   // tune and nothing beyond the run-to-run spread.
   bool samples_follow_edge = false;
+  // With check_segment_low_ends: the fastest other tactic that tied with a segment's choice
+  // where the segment was timed (within the threshold) is timed at its lowest M too, and may
+  // take the segment by the same worse-regret rule, once its output matches the default's at
+  // both ends (segment_ends.cpp). Why: a tie at the sampled M can hide a 15% gap a few M lower
+  // (H200, 4608x4096: cuBLASLt's 128x72 tile and 80x128 within 1% at M=213, 128x72 1.15x the
+  // best at 200). Off here and in TuneOptions: not measured on the GPU yet (session 10).
+  bool low_end_ties = false;
   // Tactics a backend lists at a sampled M but not at the edge (cuBLASLt's heuristic answers
   // per M) also timed there, at most this many per M; 0: only the edge's candidates compete.
   int sample_newcomers = 4;

@@ -126,6 +126,20 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
       const double at_top = floor_top.empty() ? 0 : timed_us(edge ? edge_rows : s.candidates, floor_top);
       if (at_top > 0 && !floor_low.empty() && floor_low != floor_top) contenders.push_back({adaptive->name(), at_top});
     }
+    // PolicyOptions::low_end_ties: the fastest other tactic that tied with the choice where the
+    // segment was timed (within the threshold: the rule there could not tell them apart).
+    size_t tied = contenders.size();
+    if (o.low_end_ties) {
+      const CandidateReport* best_tie = nullptr;
+      for (const CandidateReport& c : edge ? edge_rows : s.candidates) {
+        const bool timed = (c.status == "default" || c.status == "finalist") && c.time_us > 0;
+        const bool known = std::any_of(contenders.begin(), contenders.end(),
+                                       [&](const Contender& x) { return x.name == c.tactic; });
+        if (timed && !known && c.time_us <= s.us * (1 + threshold) && (!best_tie || c.time_us < best_tie->time_us))
+          best_tie = &c;
+      }
+      if (best_tie) contenders.push_back({best_tie->tactic, best_tie->time_us});
+    }
     if (contenders.size() < 2) continue;
 
     std::vector<Tactic> list;
@@ -156,14 +170,30 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
       best_top = std::min(best_top, contenders[j].at_sampled);
     }
     // Worse regret over the two ends; the segment's choice keeps it on a tie.
+    const auto regret_of = [&](const Contender& c) {
+      return c.at_low > 0 ? std::max(c.at_low / best_low, c.at_sampled / best_top) : INFINITY;
+    };
     size_t winner = 0;
-    double winner_regret = INFINITY;
-    for (size_t j = 0; j < contenders.size(); ++j) {
-      const Contender& c = contenders[j];
-      const double regret = c.at_low > 0 ? std::max(c.at_low / best_low, c.at_sampled / best_top) : INFINITY;
-      if (regret < winner_regret) {
-        winner = j;
-        winner_regret = regret;
+    for (size_t j = 1; j < contenders.size(); ++j)
+      if (regret_of(contenders[j]) < regret_of(contenders[winner])) winner = j;
+    // A tied tactic's output was never compared with the default's: it is, at both ends of the
+    // segment, before it may take the segment or (split_segments) its lower half.
+    if (tied < contenders.size() && (winner == tied || o.split_segments)) {
+      bool matches = false;
+      try {
+        Problem top = problem;
+        top.m = s.sampled_m;
+        const Tactic reference = Tactic::parse(s.default_tactic), challenger = Tactic::parse(contenders[tied].name);
+        const double at_low = timer.compare_outputs(q, reference, {challenger}).at(0);
+        const double at_top = timer.compare_outputs(top, reference, {challenger}).at(0);
+        matches = at_low <= o.output_tolerance && at_top <= o.output_tolerance;  // NaN fails too
+      } catch (const std::exception&) {
+      }
+      if (!matches) {
+        contenders[tied].at_low = 0;      // out of the running
+        winner = 0;
+        for (size_t j = 1; j < contenders.size(); ++j)
+          if (regret_of(contenders[j]) < regret_of(contenders[winner])) winner = j;
       }
     }
     const std::string at = "at M=" + std::to_string(q.m) + ", the segment's lowest";
@@ -176,9 +206,9 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     }
     if (winner == 0) continue;
     s.candidates[first_row + winner].note +=
-        winner == contenders.size() - 1 && adaptive && contenders[winner].name == adaptive->name()
-            ? "; the adaptive floor takes the segment"
-            : "; the default takes the segment";
+        adaptive && contenders[winner].name == adaptive->name() ? "; the adaptive floor takes the segment"
+        : winner == tied ? "; tied with the choice where the segment was timed, it takes the segment"
+                         : "; the default takes the segment";
     s.tactic = contenders[winner].name;
     s.us = contenders[winner].at_sampled;
     // Only up to the sampled M: the upward extension was the challenger's tile count, and the

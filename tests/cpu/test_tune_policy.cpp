@@ -376,6 +376,53 @@ TEST_F(PolicyTest, SplitSegmentsGivesEachEndsBestItsHalf) {
   EXPECT_FALSE(tuning::policy_options(TuneOptions{}).split_segments);
 }
 
+// PolicyOptions::low_end_ties (H200, session 10, 4608x4096: cuBLASLt's 128x72 tile, the
+// heuristic's answer, and 80x128 were within 1% at the sample 213, and 128x72 was 1.15x the best
+// at 200). Here c1 ties with the default heur at the sample 53 (0.5% slower) and is 1.3x faster
+// at the segment's lowest M (49): with the option it takes (48, 53]; without, heur keeps it.
+TEST_F(PolicyTest, ATieAtTheSampledMCompetesAtTheSegmentsLowestM) {
+  timer.at_m = [](const std::string& name, int64_t m, double t) {
+    if (name == "cublaslt:heur" && m <= 50) return 13.0;
+    if (name == "cutlass:c1" && m <= 53) return 10.05;
+    return t;
+  };
+  PolicyOptions o;
+  o.check_segment_low_ends = true;
+  const Decision off = run(o);
+  ASSERT_EQ(off.sampled_ms, (std::vector<int64_t>{53, 59}));
+  EXPECT_EQ(off.choice_for(49), "cublaslt:heur");  // the failure mode: 13 us where c1 takes 10.05
+  o.low_end_ties = true;
+  const int compares_before = timer.compare_calls;
+  const Decision d = run(o);
+  EXPECT_EQ(d.choice_for(49), "cutlass:c1") << d.reason;
+  EXPECT_EQ(d.choice_for(53), "cutlass:c1");
+  EXPECT_EQ(d.choice_for(54), "cublaslt:heur");  // the next segment, timed at 59, is unchanged
+  EXPECT_EQ(d.choice_for(64), "cublaslt:heur");
+  EXPECT_GE(timer.compare_calls - compares_before, 2);  // its output, at both ends, before it won
+  bool said = false;
+  for (const ChoiceSegment& seg : d.segments)
+    for (const CandidateReport& c : seg.candidates)
+      said |= c.tactic == "cutlass:c1" && c.note.find("tied with the choice") != std::string::npos;
+  EXPECT_TRUE(said);
+  // An output that differs at either end keeps it out.
+  timer.output_diff_at = [](const std::string& name, int64_t m) { return name == "cutlass:c1" && m == 53 ? 1.0 : 0.0; };
+  EXPECT_EQ(run(o).choice_for(49), "cublaslt:heur");
+  timer.output_diff_at = [](const std::string& name, int64_t) {
+    return name == "cutlass:c1" ? std::nan("") : 0.0;
+  };
+  EXPECT_EQ(run(o).choice_for(49), "cublaslt:heur");
+  timer.output_diff_at = nullptr;
+  // Not a tie (2.5% slower at 53, beyond the 1.5% threshold): not a contender.
+  timer.at_m = [](const std::string& name, int64_t m, double t) {
+    if (name == "cublaslt:heur" && m <= 50) return 13.0;
+    if (name == "cutlass:c1" && m <= 53) return 10.25;
+    return t;
+  };
+  EXPECT_EQ(run(o).choice_for(49), "cublaslt:heur");
+  EXPECT_FALSE(PolicyOptions{}.low_end_ties);
+  EXPECT_FALSE(tuning::policy_options(TuneOptions{}).low_end_ties);
+}
+
 // The low-end checks below the edge share one quarter of the key budget (the edge's segment has
 // its own): at large M, where each check costs most, that is about one check per key.
 TEST_F(PolicyTest, LowEndChecksBelowTheEdgeShareAQuarterOfTheKeyBudget) {

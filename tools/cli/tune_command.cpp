@@ -39,6 +39,7 @@ struct TuneCliOptions {
   bool split_segments = false;
   bool samples_follow_edge = false;
   bool kept_floor_adapts = true;
+  bool low_end_ties = false;
   bool retune = false;
 };
 
@@ -126,6 +127,7 @@ void run_tune(const TuneCliOptions& o) {
   to.split_segments = o.split_segments;
   to.samples_follow_edge = o.samples_follow_edge;
   to.kept_floor_adapts = o.kept_floor_adapts;
+  to.low_end_ties = o.low_end_ties;
   to.retune = o.retune;
   for (const std::string& b : o.backends) to.backends.push_back(canonical_backend_name(b));
   ProgressBar bar(problems.size());
@@ -189,6 +191,9 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_flag("--kept-floor-adapts,!--no-kept-floor-adapts", o.kept_floor_adapts,
                 "a segment that kept the floor's fixed answer, unchecked at its lowest M, runs the adaptive floor "
                 "(needs the adaptive floor; default on)");
+  cmd->add_flag("--low-end-ties,!--no-low-end-ties", o.low_end_ties,
+                "a tactic that tied with a segment's choice where it was timed competes at the segment's lowest M "
+                "(needs the segment check; default off)");
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });
