@@ -173,9 +173,13 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     const auto regret_of = [&](const Contender& c) {
       return c.at_low > 0 ? std::max(c.at_low / best_low, c.at_sampled / best_top) : INFINITY;
     };
-    size_t winner = 0;
-    for (size_t j = 1; j < contenders.size(); ++j)
-      if (regret_of(contenders[j]) < regret_of(contenders[winner])) winner = j;
+    const auto least_regret = [&] {
+      size_t w = 0;
+      for (size_t j = 1; j < contenders.size(); ++j)
+        if (regret_of(contenders[j]) < regret_of(contenders[w])) w = j;
+      return w;
+    };
+    size_t winner = least_regret();
     // A tied tactic's output was never compared with the default's: it is, at both ends of the
     // segment, before it may take the segment or (split_segments) its lower half.
     if (tied < contenders.size() && (winner == tied || o.split_segments)) {
@@ -190,10 +194,8 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
       } catch (const std::exception&) {
       }
       if (!matches) {
-        contenders[tied].at_low = 0;      // out of the running
-        winner = 0;
-        for (size_t j = 1; j < contenders.size(); ++j)
-          if (regret_of(contenders[j]) < regret_of(contenders[winner])) winner = j;
+        contenders[tied].at_low = 0;  // out of the running
+        winner = least_regret();
       }
     }
     const std::string at = "at M=" + std::to_string(q.m) + ", the segment's lowest";
