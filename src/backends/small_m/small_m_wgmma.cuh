@@ -106,6 +106,13 @@ __device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, uint
       : "memory");
 }
 
+// The L2 eviction policies of the weight and activation copies: weights stream once (evict
+// first); activations are re-read by every row block (evict last).
+__device__ __forceinline__ void stream_policies(uint64_t& weights, uint64_t& activations) {
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(weights));
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(activations));
+}
+
 // Fire-and-forget prefetch of one tensor tile into L2.
 __device__ __forceinline__ void tma_prefetch_l2(const CUtensorMap* map, int c0, int c1, int c2) {
   asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"(
@@ -361,9 +368,8 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
     if (lane == 0) {
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&wmap)) : "memory");
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&amap)) : "memory");
-      uint64_t pol_w, pol_a;  // weights stream once; activations are re-read by every row block
-      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol_w));
-      asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(pol_a));
+      uint64_t pol_w, pol_a;
+      stream_policies(pol_w, pol_a);
       // early=E: only the first E stages before the wait (the rest right after it), so that the
       // next kernel's blocks, which start as this one's leave, do not all ask for a whole ring
       // each just when the current kernel's last loads and this one's activations are due.

@@ -56,6 +56,24 @@ __device__ __forceinline__ void cp_weight_stage(const Params& p, const uint8_t* 
   cp_async_mbar_arrive_noinc(full);
 }
 
+// A producer thread's place in a weight stage: its index among the producers, its 16-byte chunk
+// column of each 128-byte row segment, its first row (its rows are r0 + 16 j, all with the same
+// r % 8) and that column's offset in the 128-byte swizzle.
+struct CpProducerLane {
+  int pt, chunk, r0;
+  uint32_t swz;
+};
+template <int W>
+__device__ __forceinline__ CpProducerLane cp_producer_lane() {
+  constexpr int kChunks = 128 / 16;  // 16-byte chunks per 128-byte row segment of a stage
+  CpProducerLane l;
+  l.pt = int(threadIdx.x) - W * 128;
+  l.chunk = l.pt % kChunks;
+  l.r0 = l.pt / kChunks;
+  l.swz = uint32_t((l.chunk ^ (l.r0 & 7)) << 4);
+  return l;
+}
+
 #endif  // FP8GEMM_SMALL_M_SM90A
 
 // Block: W consumer warpgroups (warps 0 .. 4W-1), then one producer warpgroup.
@@ -98,13 +116,11 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
   if (warp >= 4 * W) {
     // Producers. A warp covers 4 whole rows x 128 bytes per step: each row segment is one
     // 128-byte line, read by 8 consecutive lanes.
-    const int pt = int(threadIdx.x) - W * 128;
-    const int chunk = pt % (kKB / 16);
-    const int r0 = pt / (kKB / 16);  // this thread's rows: r0 + 16 j; r % 8 == r0 % 8 for all of them
-    const uint32_t swz = uint32_t((chunk ^ (r0 & 7)) << 4);
-    uint64_t pol_w, pol_a;  // weights stream once; activations are re-read by every row block
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol_w));
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(pol_a));
+    const CpProducerLane prod = cp_producer_lane<W>();
+    const int pt = prod.pt, chunk = prod.chunk, r0 = prod.r0;
+    const uint32_t swz = prod.swz;
+    uint64_t pol_w, pol_a;
+    stream_policies(pol_w, pol_a);
     const uint8_t* wb = p.w + int64_t(batch) * p.n * p.k;
     const auto load_weights = [&](int i, int s) {
       cp_weight_stage<kRowsPerThread>(p, wb, row0, int64_t(kb0 + i) * kKB + chunk * 16, r0, smem_addr(ring + s * kStage),

@@ -102,8 +102,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&wmap)) : "memory");
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&amap)) : "memory");
       uint64_t pol_w, pol_a;
-      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol_w));
-      asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(pol_a));
+      stream_policies(pol_w, pol_a);
       int u = int(blockIdx.x), kb = 0;
       const auto advance = [&](int& uu, int& kk) {
         if (++kk == nkb) {

@@ -86,13 +86,11 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
 
   if (warp >= 4 * W) {
     // Producers: the cp.async kernel's, walking the run's units across tile boundaries.
-    const int pt = int(threadIdx.x) - W * 128;
-    const int chunk = pt % (kKB / 16);
-    const int r0 = pt / (kKB / 16);
-    const uint32_t swz = uint32_t((chunk ^ (r0 & 7)) << 4);
+    const CpProducerLane prod = cp_producer_lane<W>();
+    const int pt = prod.pt, chunk = prod.chunk, r0 = prod.r0;
+    const uint32_t swz = prod.swz;
     uint64_t pol_w, pol_a;
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol_w));
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(pol_a));
+    stream_policies(pol_w, pol_a);
     UnitCursor wc, ac;  // the next unit whose weights / activations to load
     wc.init(u_begin, kblocks, p.tiles);
     ac = wc;
