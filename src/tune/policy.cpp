@@ -49,6 +49,14 @@ double below_edge_cost_us(const Problem& q) {
   return double(kBelowEdgeRound.replays + kBelowEdgeRound.warmup_replays) * expected_calls(t) * t;
 }
 
+double output_diff(Timer& timer, const Problem& p, const Tactic& reference, const Tactic& challenger) {
+  try {
+    return timer.compare_outputs(p, reference, {challenger}).at(0);
+  } catch (const std::exception&) {
+    return INFINITY;
+  }
+}
+
 PolicyOptions policy_options(const TuneOptions& o) {
   PolicyOptions p;
   p.key_budget_ms = o.key_budget_ms;
@@ -305,11 +313,7 @@ std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vecto
   if (!rule.winner && o.samples_follow_edge && !edge_choice.empty() && edge_choice != reference.name())
     for (const Timing* c : challengers)
       if (c->ok && c->tactic.name() == edge_choice && c->median_us <= r[0].median_us) {
-        double diff = INFINITY;
-        try {
-          diff = timer.compare_outputs(q, reference, {c->tactic}).at(0);
-        } catch (const std::exception&) {
-        }
+        const double diff = output_diff(timer, q, reference, c->tactic);
         rule.diffs[edge_choice] = diff;
         if (diff <= o.output_tolerance) follow = c;  // NaN fails this comparison too
         break;

@@ -122,6 +122,11 @@ int64_t bucket_lower(int64_t m);
 // for budgeting.
 double below_edge_cost_us(const Problem& q);
 
+// How far `challenger`'s output is from `reference`'s on the same inputs (Timer::compare_outputs);
+// INFINITY when the comparison itself fails. A challenger matches when this is <= the output
+// tolerance, which a NaN fails too.
+double output_diff(Timer& timer, const Problem& p, const Tactic& reference, const Tactic& challenger);
+
 // Measures and decides one key. `problem` is the key's representative problem. Never throws
 // for a failing candidate or backend; a failing timer keeps the default with the reason.
 Decision decide(const Problem& problem, const std::vector<Backend*>& backends,

@@ -183,16 +183,11 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     // A tied tactic's output was never compared with the default's: it is, at both ends of the
     // segment, before it may take the segment or (split_segments) its lower half.
     if (tied < contenders.size() && (winner == tied || o.split_segments)) {
-      bool matches = false;
-      try {
-        Problem top = problem;
-        top.m = s.sampled_m;
-        const Tactic reference = Tactic::parse(s.default_tactic), challenger = Tactic::parse(contenders[tied].name);
-        const double at_low = timer.compare_outputs(q, reference, {challenger}).at(0);
-        const double at_top = timer.compare_outputs(top, reference, {challenger}).at(0);
-        matches = at_low <= o.output_tolerance && at_top <= o.output_tolerance;  // NaN fails too
-      } catch (const std::exception&) {
-      }
+      Problem top = problem;
+      top.m = s.sampled_m;
+      const Tactic reference = Tactic::parse(s.default_tactic), challenger = Tactic::parse(contenders[tied].name);
+      const bool matches = output_diff(timer, q, reference, challenger) <= o.output_tolerance &&
+                           output_diff(timer, top, reference, challenger) <= o.output_tolerance;  // NaN fails too
       if (!matches) {
         contenders[tied].at_low = 0;  // out of the running
         winner = least_regret();
