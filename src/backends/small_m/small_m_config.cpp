@@ -540,20 +540,19 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
       // best small_m tactic got 2.5-3.5% faster with it at 8 of 40 points of 16-33.6 MB weights
       // (nano9b.qkv, llama8b.qkv, llama8b.o, nemotron3super.shared_down) and 1.5% slower in
       // geomean on weights >= 64 MB, where it is not offered.
-      std::vector<Config> late;
-      for (const Config& c : out)
-        if (c.wgmma && c.pdl && !c.late_trigger && c.persist == 0 && c.streamk == 0 && !c.reg_weights) late.push_back(with_late_trigger(c));
-      for (const Config& c : late) add(c);
+      // Twins of every candidate offered so far (collected first: add grows `out`); the ones the
+      // field's rules refuse (config_exists) are dropped by add.
+      const auto add_twins = [&](auto twin_of) {
+        std::vector<Config> twins;
+        for (const Config& c : out) twins.push_back(twin_of(c));
+        for (const Config& c : twins) add(c);
+      };
+      add_twins([](const Config& c) { return with_late_trigger(c); });
       // Twins with early=4 of the TMA one-shot PDL candidates (pdl=1 and 2) whose ring is deeper:
       // on the H200 (session 10, docs/perf/small_m.md) they made the best small_m tactic 2-5%
       // faster at about half of the 16-34 MB points (+0.6% geomean over the suite at M <= 16);
       // the same cap on the cp.async kernel gained nothing, and on weights > 40 MB it lost.
-      std::vector<Config> early;
-      for (const Config& c : out)
-        if (c.wgmma && c.pdl && c.persist == 0 && c.streamk == 0 && !c.cp_weights && !c.reg_weights && c.l2pf == 0 &&
-            c.early == 0 && c.stages > kEarlyStages)
-          early.push_back(with_early(c, kEarlyStages));
-      for (const Config& c : early) add(c);
+      add_twins([](const Config& c) { return c.early == 0 && c.stages > kEarlyStages ? with_early(c, kEarlyStages) : c; });
     }
   }
   // v2: its default (with and without PDL) and, where v3 cannot run, the other shapes of block.
