@@ -1,5 +1,6 @@
-// Host half of the v3 kernels: the stream-K residency check, and TMA tensor maps, encoded through the driver entry point that the
-// CUDA runtime hands out (the library links cudart statically and never links libcuda itself).
+// Host half of the v3 kernels: the stream-K residency check, and TMA tensor maps, encoded through
+// the driver entry point that the CUDA runtime hands out (the library links cudart statically and
+// never links libcuda itself).
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
