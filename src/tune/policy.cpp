@@ -44,12 +44,10 @@ constexpr MeasureOptions kBelowEdgeRound{0, 5, 1};
 
 }  // namespace
 
-double round_cost_us(const Problem& q, const MeasureOptions& round) {
+double below_edge_cost_us(const Problem& q) {
   const double t = estimate_call_us(q);
-  return double(round.replays + round.warmup_replays) * expected_calls(t) * t;
+  return double(kBelowEdgeRound.replays + kBelowEdgeRound.warmup_replays) * expected_calls(t) * t;
 }
-
-double below_edge_cost_us(const Problem& q) { return round_cost_us(q, kBelowEdgeRound); }
 
 double output_diff(Timer& timer, const Problem& p, const Tactic& reference, const Tactic& challenger) {
   try {

@@ -118,11 +118,8 @@ std::vector<int64_t> bucket_sample_ms(int64_t m, int count);
 // The previous edge of m's bucket: the bucket is (lower, edge].
 int64_t bucket_lower(int64_t m);
 
-// The estimated cost (us) of timing one tactic at q with `round` (its warm-up and timed
-// replays of the calls a replay holds there); only for budgeting.
-double round_cost_us(const Problem& q, const MeasureOptions& round);
-
-// round_cost_us of the round that times a sampled M below the edge (warm-up + 5 replays).
+// The estimated cost (us) of one tactic timed below the edge at q (warm-up + 5 replays); only
+// for budgeting.
 double below_edge_cost_us(const Problem& q);
 
 // How far `challenger`'s output is from `reference`'s on the same inputs (Timer::compare_outputs);

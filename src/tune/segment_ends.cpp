@@ -154,7 +154,7 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
         const Tactic there = o.default_at(q);
         if (!(adaptive && there.name() == floor_low)) add(there);
       }
-      const double cost_us = double(list.size()) * round_cost_us(q, kLowEndRound);
+      const double cost_us = double(list.size()) * below_edge_cost_us(q);
       if (cost_us > budget_us - (edge ? 0 : spent_below_edge_us)) continue;
       if (!edge) spent_below_edge_us += cost_us;
       r = timer.measure(q, list, kLowEndRound);
