@@ -154,6 +154,8 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
         const Tactic there = o.default_at(q);
         if (!(adaptive && there.name() == floor_low)) add(there);
       }
+      // Costed as a sampled M's round (5 replays), although a check runs 3: with its own cost
+      // more checks fit and the H200 result got worse (session 11, docs/tuning.md).
       const double cost_us = double(list.size()) * below_edge_cost_us(q);
       if (cost_us > budget_us - (edge ? 0 : spent_below_edge_us)) continue;
       if (!edge) spent_below_edge_us += cost_us;

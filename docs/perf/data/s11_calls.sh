@@ -50,3 +50,18 @@ rm -f $OUT/cache.json.lock; gzip $OUT/cache.json
 # each bucket edge, in one call (whole-suite tune, then auto against every tactic between edges).
 cd "$(dirname "$0")/.."
 OUT=$OUT timeout 560 bash .gpu/gpu_tune_ab.sh .gpu/bin "" "--bucket-samples 3"
+
+######## .gpu/s11_call5.sh (fp8gemm = bb9d2ae, fp8gemm_new = bd0b718, reverted in 5e11c4a)
+#!/usr/bin/env bash
+# Session 11 call 5 (issue 5): the low-end check costed at its own round (fp8gemm_new, the
+# commit after fb9a134) against bb9d2ae (fp8gemm), in one call, on two models (nano9b, llama70b):
+# tune at every bucket, then auto against every tactic between bucket edges.
+cd "$(dirname "$0")/.."
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+for v in fp8gemm fp8gemm_new; do
+  s=$SECONDS; timeout 100 .gpu/bin/$v tune --model nano9b llama70b --m buckets --cache /tmp/$v.json --json $OUT/${v}_tune.json > $OUT/${v}_tune.log 2>&1
+  echo "== $v tune rc=$? $((SECONDS-s))s"; grep -E "where the time went|keys," $OUT/${v}_tune.log
+  FP8GEMM_CACHE=/tmp/$v.json timeout 60 .gpu/bin/$v bench --model nano9b llama70b --m 3,12,40,100,200,300,700,3000 --tactics all --csv $OUT/${v}_between.csv > /dev/null 2>&1
+  echo "bench rc=$?"; python3 .gpu/auto_regret.py --by-m --worst 4 $OUT/${v}_between.csv 2>&1 | head -30
+done
+gzip $OUT/*_tune.json
