@@ -27,6 +27,7 @@ struct BenchOptions {
   std::string out_dtype = "bf16";
   std::vector<std::string> backends{"all"};
   std::string tactics = "default";
+  std::vector<std::string> named;  // --add-tactic: timed at every point where they can run
   std::string csv, json;
   int replays = 7;
   int max_finalists = 8;
@@ -69,10 +70,23 @@ bool backend_selected(const BenchOptions& o, const std::string& name) {
   return false;
 }
 
-// The candidates of one point: [cuBLASLt default, auto (if different), the rest]. Backends that
-// cannot list tactics for `p` are reported in `notes` and skipped, never fatal.
+// Whether `t` can run `p`; otherwise why not.
+Verdict runnable(Context& ctx, const Problem& p, const Tactic& t) {
+  Backend* b = ctx.backend(t.backend);
+  if (!b) return Verdict::no("backend " + t.backend + " is not in this build");
+  if (Verdict v = b->available(); !v) return v;
+  try {
+    return b->can_implement(p, t);
+  } catch (const std::exception& e) {
+    return Verdict::no(e.what());
+  }
+}
+
+// The candidates of one point: [cuBLASLt default, auto (if different), the --add-tactic ones that can
+// run p, the rest]; `protect` is set to how many lead the list (they all reach the full round).
+// Backends that cannot list tactics for `p` are reported in `notes` and skipped, never fatal.
 std::vector<Tactic> candidates_for(Context& ctx, const BenchOptions& o, const Problem& p, const Tactic& reference,
-                                   const Tactic& auto_choice, std::vector<std::string>& notes) {
+                                   const Tactic& auto_choice, std::vector<std::string>& notes, int& protect) {
   std::vector<Tactic> out{reference};
   auto add = [&](const Tactic& t) {
     for (const Tactic& have : out)
@@ -80,6 +94,11 @@ std::vector<Tactic> candidates_for(Context& ctx, const BenchOptions& o, const Pr
     out.push_back(t);
   };
   add(auto_choice);
+  for (const std::string& name : o.named) {
+    const Tactic t = Tactic::parse(name);
+    if (const Verdict v = runnable(ctx, p, t); v) add(t);
+  }
+  protect = int(out.size());
   for (Backend* b : ctx.backends()) {
     if (!backend_selected(o, b->name()) || !b->available()) continue;
     try {
@@ -128,12 +147,13 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
                   "bench: the cuBLASLt backend, the reference of every ratio, is not available");
   const Tactic reference = cublaslt->default_tactic(p);
   const Tactic auto_choice = ctx.choose(p, "auto");
-  const std::vector<Tactic> candidates = candidates_for(ctx, o, p, reference, auto_choice, point.notes);
+  int protect = 1;
+  const std::vector<Tactic> candidates = candidates_for(ctx, o, p, reference, auto_choice, point.notes, protect);
 
   RoundOptions rounds;
   rounds.prune_ratio = o.prune_ratio;
   rounds.max_finalists = o.max_finalists;
-  rounds.protected_candidates = auto_choice == reference ? 1 : 2;  // auto always reaches the full round
+  rounds.protected_candidates = protect;  // auto and the named tactics always reach the full round
   rounds.full_round.replays = o.replays;
   const RoundResult r = measure_in_rounds(timer, p, candidates, rounds);
   point.noise = r.noise;
@@ -197,6 +217,24 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
   for (size_t i = 0; i < r.finalists.size(); ++i)
     if (!verified[i] && r.finalists[i].tactic == auto_choice) auto_entry.note = "WRONG OUTPUT";
   point.entries.push_back(auto_entry);
+  // --add-tactic: one entry each (named_1, named_2, ... in the order given), timed or why not.
+  for (size_t n = 0; n < o.named.size(); ++n) {
+    const Tactic t = Tactic::parse(o.named[n]);
+    const std::string label = "named_" + std::to_string(n + 1);
+    const Timing* timing = nullptr;
+    for (const Timing& x : point.timings)
+      if (x.tactic == t) timing = &x;
+    if (!timing) {
+      BenchEntry e = entry_of(label, nullptr, "cannot run here: " + runnable(ctx, p, t).reason);
+      e.tactic = t.name();
+      point.entries.push_back(e);
+      continue;
+    }
+    BenchEntry e = entry_of(label, timing);
+    for (size_t i = 0; i < r.finalists.size(); ++i)
+      if (!verified[i] && r.finalists[i].tactic == t) e.note = "WRONG OUTPUT";
+    point.entries.push_back(e);
+  }
   return point;
 }
 
@@ -207,6 +245,13 @@ void run_bench(const BenchOptions& o) {
   const DType out_type = parse_dtype(o.out_dtype);
   for (const std::string& b : o.backends)
     if (b != "all") canonical_backend_name(b);
+  for (const std::string& name : o.named) {
+    FP8GEMM_REQUIRE(name.find(':') != std::string::npos, kInvalidArgument, "--add-tactic: '", name,
+                    "' is not a tactic name (BACKEND:CONFIG, e.g. as `fp8gemm explain` prints them)");
+    const std::string backend = Tactic::parse(name).backend;
+    FP8GEMM_REQUIRE(canonical_backend_name(backend) == backend, kInvalidArgument, "--add-tactic: '", name,
+                    "' spells its backend '", backend, "'; tactic names use '", canonical_backend_name(backend), ":'");
+  }
   FP8GEMM_REQUIRE(o.replays >= 1, kInvalidArgument, "--replays must be >= 1");
   if (device_count() == 0) {
     std::cerr << "fp8gemm bench needs a GPU: " << no_device_reason() << "\n";
@@ -245,6 +290,18 @@ void run_bench(const BenchOptions& o) {
   }
   std::cout << "\n";
   print_geomeans(std::cout, points);
+  // An --add-tactic that ran nowhere is an error: most likely a typo in its configuration.
+  for (size_t n = 0; n < o.named.size(); ++n) {
+    const std::string label = "named_" + std::to_string(n + 1);
+    bool ran = false;
+    for (const BenchPoint& pt : points)
+      for (const BenchEntry& e : pt.entries) ran = ran || (e.label == label && e.ok);
+    if (!ran && !points.empty()) {
+      ++failures;
+      std::printf("bench: --add-tactic %s ran at no point (see the %s rows for why)\n", o.named[n].c_str(),
+                  label.c_str());
+    }
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("bench: %zu points, %d failed, %.1f s\n", points.size(), failures, seconds);
   if (!o.csv.empty()) {
@@ -279,6 +336,9 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_option("--tactics", o.tactics, "default: each backend's default; all: every tactic")
       ->check(CLI::IsMember({"default", "all"}))
       ->capture_default_str();
+  cmd->add_option("--add-tactic", o.named,
+                  "also time this tactic (its canonical name, as `explain` prints it; repeatable) at every point "
+                  "where it can run; it always reaches the full round and gets its own row, named_1, named_2, ...");
   cmd->add_option("--csv", o.csv, "write every point to this CSV file");
   cmd->add_option("--json", o.json, "write every point and every candidate's timing to this JSON file");
   cmd->add_option("--replays", o.replays, "timed replays per candidate in the full round (median)")
