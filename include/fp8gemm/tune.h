@@ -112,8 +112,13 @@ struct TuneOptions {
   bool samples_follow_edge = false;
   // With check_segment_ends: the fastest other tactic that tied with a segment's choice where the
   // segment was timed is timed at its lowest M too and may take the segment by the same rule,
-  // once its output matches (docs/tuning.md "Ties at a segment's lowest M"). Off: not measured yet.
+  // once its output matches (docs/tuning.md "Ties at a segment's lowest M"). Off: measured once on
+  // the H200, within the run-to-run spread.
   bool low_end_ties = false;
+  // With the adaptive floor: it competes at a segment's lowest M only where the heuristic's answers
+  // inside the segment (8 probes) are kernels timed at its ends (docs/tuning.md "The adaptive
+  // floor inside a segment"). Off: not measured yet.
+  bool adaptive_floor_interior = false;
   // Called after each key (done counts keys finished, of total).
   std::function<void(size_t done, size_t total, const Decision&)> progress;
 };

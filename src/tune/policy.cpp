@@ -71,6 +71,7 @@ PolicyOptions policy_options(const TuneOptions& o) {
   p.samples_follow_edge = o.samples_follow_edge;
   p.kept_floor_adapts = o.kept_floor_adapts;
   p.low_end_ties = o.low_end_ties;
+  p.adaptive_floor_interior = o.adaptive_floor_interior;
   return p;
 }
 

@@ -64,8 +64,16 @@ struct PolicyOptions {
   // take the segment by the same worse-regret rule, once its output matches the default's at
   // both ends (segment_ends.cpp). Why: a tie at the sampled M can hide a 15% gap a few M lower
   // (H200, 4608x4096: cuBLASLt's 128x72 tile and 80x128 within 1% at M=213, 128x72 1.15x the
-  // best at 200). Off here and in TuneOptions: not measured on the GPU yet (session 10).
+  // best at 200). Off here and in TuneOptions: on the H200 (session 11) 163 -> 165 of 184 points
+  // between edges, within the spread, and it missed its own target.
   bool low_end_ties = false;
+  // With the adaptive floor: it competes in a segment's low-end check only where cuBLASLt's
+  // heuristic answers, at 8 M values spread inside the segment, one of the two kernels timed at
+  // its ends. Why: the check times it at the segment's two ends, and it runs a third kernel in
+  // between where the heuristic changes its mind twice (H200 session 11, 10240x8192: it took
+  // (2816, 3072] at 2817, and at M=3000 ran a 256x160 tile 1.15x the best). Off here and in
+  // TuneOptions: not measured on the GPU yet.
+  bool adaptive_floor_interior = false;
   // Tactics a backend lists at a sampled M but not at the edge (cuBLASLt's heuristic answers
   // per M) also timed there, at most this many per M; 0: only the edge's candidates compete.
   int sample_newcomers = 4;

@@ -233,6 +233,45 @@ TEST_F(AdaptiveFloorTest, TakesTheEdgesSegmentWhereTheHeuristicsOwnChoiceRegrets
   EXPECT_TRUE(kept) << "the low-end timings of the segment of 53, merged into the one of 59";
 }
 
+// PolicyOptions::adaptive_floor_interior: the check times the adaptive floor at the segment's two
+// ends; where the heuristic answers a third kernel in between, that kernel was never timed (H200,
+// 10240x8192: it took (2816, 3072] at 2817 and ran a 256x160 tile at M=3000, 1.15x the best). Here
+// h3 answers at M = 61-62, inside the edge's segment (59, 64], whose ends run h1 and heur.
+TEST_F(AdaptiveFloorTest, WithTheInteriorCheckItCompetesOnlyWhereItsKernelsInsideWereTimed) {
+  cublaslt.default_by_m = [](int64_t m) {
+    return m < 61 ? std::string("h1") : m < 63 ? std::string("h3") : std::string("heur");
+  };
+  timer.true_us["cublaslt:h3"] = 30;  // what the adaptive floor would run at M = 61-62
+  PolicyOptions o = options(true);
+  o.kept_floor_adapts = true;  // as in tuning: it must not undo the check's refusal either
+  EXPECT_FALSE(o.adaptive_floor_interior);  // off by default
+  EXPECT_EQ(run(o).choice_for(62), "cublaslt:adapt");  // the failure mode: h3 at 62, never timed
+
+  o.adaptive_floor_interior = true;
+  const Decision d = run(o);
+  EXPECT_EQ(d.choice_for(62), "cublaslt:heur");  // the edge's fixed choice keeps its segment
+  EXPECT_EQ(d.choice_for(64), "cublaslt:heur");
+  EXPECT_EQ(d.choice, "cublaslt:heur");
+  bool said = false;
+  for (const CandidateReport& c : d.segments.back().candidates)
+    if (c.tactic == "cublaslt:adapt" && c.status == "skipped") {
+      said = true;
+      EXPECT_NE(c.note.find("the heuristic answers cublaslt:h3"), std::string::npos) << c.note;
+    }
+  EXPECT_TRUE(said);
+
+  // Where the heuristic's answers inside are the ends' kernels, nothing changes.
+  cublaslt.default_by_m = [](int64_t m) { return m < 62 ? std::string("h1") : std::string("heur"); };
+  EXPECT_EQ(run(o).choice_for(60), "cublaslt:adapt");
+  EXPECT_TRUE(tuning::policy_options([] {
+                TuneOptions t;
+                t.adaptive_floor_interior = true;
+                return t;
+              }())
+                  .adaptive_floor_interior);
+  EXPECT_FALSE(tuning::policy_options(TuneOptions{}).adaptive_floor_interior);
+}
+
 // The adaptive floor's time at a sampled M is the floor's there, timed with the sample where the
 // heuristic changes its mind inside that sample's segment: here it answers enum0 up to 54 and h1
 // above, so the segment of 59 (from 54) times h1 at 59, although h1 lost the edge's short round.

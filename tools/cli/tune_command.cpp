@@ -40,6 +40,7 @@ struct TuneCliOptions {
   bool samples_follow_edge = false;
   bool kept_floor_adapts = true;
   bool low_end_ties = false;
+  bool adaptive_floor_interior = false;
   bool retune = false;
 };
 
@@ -128,6 +129,7 @@ void run_tune(const TuneCliOptions& o) {
   to.samples_follow_edge = o.samples_follow_edge;
   to.kept_floor_adapts = o.kept_floor_adapts;
   to.low_end_ties = o.low_end_ties;
+  to.adaptive_floor_interior = o.adaptive_floor_interior;
   to.retune = o.retune;
   for (const std::string& b : o.backends) to.backends.push_back(canonical_backend_name(b));
   ProgressBar bar(problems.size());
@@ -194,6 +196,9 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_flag("--low-end-ties,!--no-low-end-ties", o.low_end_ties,
                 "a tactic that tied with a segment's choice where it was timed competes at the segment's lowest M "
                 "(needs the segment check; default off)");
+  cmd->add_flag("--adaptive-floor-interior,!--no-adaptive-floor-interior", o.adaptive_floor_interior,
+                "the adaptive floor competes at a segment's lowest M only where the heuristic's answers inside the "
+                "segment are kernels timed at its ends (default off)");
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });
