@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include "tune/tuner.h"
 
@@ -61,19 +62,20 @@ bool split_at_middle(std::vector<ChoiceSegment>& segments, size_t i, int64_t low
   return true;
 }
 
-// PolicyOptions::adaptive_floor_interior: an M inside (low, high], other than `sampled`, where
-// the floor's answer is neither `at_low` nor `at_sampled` (the kernels the adaptive floor was timed
-// as); 0 if none of 8 probes spread over the range finds one.
-int64_t untimed_floor_inside(const std::vector<Backend*>& backends, const Problem& problem, int64_t low,
-                             int64_t sampled, int64_t high, const std::string& at_low, const std::string& at_sampled) {
+// PolicyOptions::adaptive_floor_interior: the first of 8 M spread over (low, high], other than
+// `sampled`, where the floor's answer is neither `at_low` nor `at_sampled` (the kernels the
+// adaptive floor was timed as), with that answer; {0, ""} if there is none.
+std::pair<int64_t, std::string> untimed_floor_inside(const std::vector<Backend*>& backends, const Problem& problem,
+                                                     int64_t low, int64_t sampled, int64_t high,
+                                                     const std::string& at_low, const std::string& at_sampled) {
   constexpr int64_t kProbes = 8;
   for (int64_t i = 1; i <= kProbes; ++i) {
     const int64_t m = low + (high - low) * i / kProbes;
     if (m <= low || m == sampled) continue;
-    const std::string floor_m = fixed_floor(backends, problem, m);
-    if (!floor_m.empty() && floor_m != at_low && floor_m != at_sampled) return m;
+    std::string floor_m = fixed_floor(backends, problem, m);
+    if (!floor_m.empty() && floor_m != at_low && floor_m != at_sampled) return {m, std::move(floor_m)};
   }
-  return 0;
+  return {0, std::string()};
 }
 
 // The time of `name` among what was timed at one M (`rows`); 0 when it was not timed there.
@@ -140,15 +142,16 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
       const std::string floor_top = fixed_floor(backends, problem, s.sampled_m);
       const double at_top = floor_top.empty() ? 0 : timed_us(edge ? edge_rows : s.candidates, floor_top);
       if (at_top > 0 && !floor_low.empty() && floor_low != floor_top) {
-        const int64_t untimed = o.adaptive_floor_interior
-                                    ? untimed_floor_inside(backends, problem, q.m, s.sampled_m, s.m_max, floor_low, floor_top)
-                                    : 0;
-        if (untimed == 0)
+        const auto [untimed_m, untimed] =
+            o.adaptive_floor_interior
+                ? untimed_floor_inside(backends, problem, q.m, s.sampled_m, s.m_max, floor_low, floor_top)
+                : std::pair<int64_t, std::string>{0, std::string()};
+        if (untimed_m == 0)
           contenders.push_back({adaptive->name(), at_top});
         else
           s.candidates.push_back({adaptive->name(), "skipped", 0, -1,
-                                  "not a contender: at M=" + std::to_string(untimed) + " the heuristic answers " +
-                                      fixed_floor(backends, problem, untimed) + ", timed at neither end of the segment"});
+                                  "not a contender: at M=" + std::to_string(untimed_m) + " the heuristic answers " +
+                                      untimed + ", timed at neither end of the segment"});
       }
     }
     // PolicyOptions::low_end_ties: the fastest other tactic that tied with the choice where the
