@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "core/cuda_check.h"
 #include "core/validate.h"
@@ -70,23 +71,30 @@ bool backend_selected(const BenchOptions& o, const std::string& name) {
   return false;
 }
 
-// Whether `t` can run `p`; otherwise why not.
-Verdict runnable(Context& ctx, const Problem& p, const Tactic& t) {
-  Backend* b = ctx.backend(t.backend);
-  if (!b) return Verdict::no("backend " + t.backend + " is not in this build");
-  if (Verdict v = b->available(); !v) return v;
-  try {
-    return b->can_implement(p, t);
-  } catch (const std::exception& e) {
-    return Verdict::no(e.what());
+// The --add-tactic tactics at one point: each as Context::choose resolves its name for `p`, or
+// (no tactic) the reason it cannot run `p`.
+struct NamedTactic {
+  std::optional<Tactic> tactic;
+  std::string why_not;
+};
+std::vector<NamedTactic> named_tactics(Context& ctx, const BenchOptions& o, const Problem& p) {
+  std::vector<NamedTactic> out(o.named.size());
+  for (size_t n = 0; n < o.named.size(); ++n) {
+    try {
+      out[n].tactic = ctx.choose(p, o.named[n]);  // the name as given: checked with can_implement
+    } catch (const std::exception& e) {
+      out[n].why_not = e.what();
+    }
   }
+  return out;
 }
 
-// The candidates of one point: [cuBLASLt default, auto (if different), the --add-tactic ones that can
+// The candidates of one point: [cuBLASLt default, auto (if different), the named tactics that can
 // run p, the rest]; `protect` is set to how many lead the list (they all reach the full round).
 // Backends that cannot list tactics for `p` are reported in `notes` and skipped, never fatal.
 std::vector<Tactic> candidates_for(Context& ctx, const BenchOptions& o, const Problem& p, const Tactic& reference,
-                                   const Tactic& auto_choice, std::vector<std::string>& notes, int& protect) {
+                                   const Tactic& auto_choice, const std::vector<NamedTactic>& named,
+                                   std::vector<std::string>& notes, int& protect) {
   std::vector<Tactic> out{reference};
   auto add = [&](const Tactic& t) {
     for (const Tactic& have : out)
@@ -94,10 +102,8 @@ std::vector<Tactic> candidates_for(Context& ctx, const BenchOptions& o, const Pr
     out.push_back(t);
   };
   add(auto_choice);
-  for (const std::string& name : o.named) {
-    const Tactic t = Tactic::parse(name);
-    if (const Verdict v = runnable(ctx, p, t); v) add(t);
-  }
+  for (const NamedTactic& t : named)
+    if (t.tactic) add(*t.tactic);
   protect = int(out.size());
   for (Backend* b : ctx.backends()) {
     if (!backend_selected(o, b->name()) || !b->available()) continue;
@@ -147,8 +153,10 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
                   "bench: the cuBLASLt backend, the reference of every ratio, is not available");
   const Tactic reference = cublaslt->default_tactic(p);
   const Tactic auto_choice = ctx.choose(p, "auto");
+  const std::vector<NamedTactic> named = named_tactics(ctx, o, p);
   int protect = 1;
-  const std::vector<Tactic> candidates = candidates_for(ctx, o, p, reference, auto_choice, point.notes, protect);
+  const std::vector<Tactic> candidates =
+      candidates_for(ctx, o, p, reference, auto_choice, named, point.notes, protect);
 
   RoundOptions rounds;
   rounds.prune_ratio = o.prune_ratio;
@@ -218,21 +226,20 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
     if (!verified[i] && r.finalists[i].tactic == auto_choice) auto_entry.note = "WRONG OUTPUT";
   point.entries.push_back(auto_entry);
   // --add-tactic: one entry each (named_1, named_2, ... in the order given), timed or why not.
-  for (size_t n = 0; n < o.named.size(); ++n) {
-    const Tactic t = Tactic::parse(o.named[n]);
+  for (size_t n = 0; n < named.size(); ++n) {
     const std::string label = "named_" + std::to_string(n + 1);
     const Timing* timing = nullptr;
     for (const Timing& x : point.timings)
-      if (x.tactic == t) timing = &x;
+      if (named[n].tactic && x.tactic == *named[n].tactic) timing = &x;
     if (!timing) {
-      BenchEntry e = entry_of(label, nullptr, "cannot run here: " + runnable(ctx, p, t).reason);
-      e.tactic = t.name();
+      BenchEntry e = entry_of(label, nullptr, "cannot run here: " + named[n].why_not);
+      e.tactic = o.named[n];
       point.entries.push_back(e);
       continue;
     }
     BenchEntry e = entry_of(label, timing);
     for (size_t i = 0; i < r.finalists.size(); ++i)
-      if (!verified[i] && r.finalists[i].tactic == t) e.note = "WRONG OUTPUT";
+      if (!verified[i] && r.finalists[i].tactic == *named[n].tactic) e.note = "WRONG OUTPUT";
     point.entries.push_back(e);
   }
   return point;
