@@ -47,6 +47,7 @@ struct Entry {
   const char* name;
   Factory factory;  // empty: not compiled in
   const char* build_option;
+  const char* not_built_reason = nullptr;  // the build was asked for but its dependencies were missing
 };
 
 std::vector<Entry> entries() {
@@ -64,6 +65,8 @@ std::vector<Entry> entries() {
 #endif
 #if FP8GEMM_HAVE_CUDNN
   e.push_back({"cudnn", [](const DeviceInfo& d, const ContextOptions& o) { return make_cudnn_backend(d, o); }, ""});
+#elif defined(FP8GEMM_NOT_BUILT_CUDNN)
+  e.push_back({"cudnn", nullptr, "FP8GEMM_WITH_CUDNN", FP8GEMM_NOT_BUILT_CUDNN});
 #else
   e.push_back({"cudnn", nullptr, "FP8GEMM_WITH_CUDNN"});
 #endif
@@ -105,7 +108,9 @@ std::vector<std::unique_ptr<Backend>> make_backends(const DeviceInfo& device,
       continue;
     }
     if (!e.factory) {
-      out.push_back(make_unavailable_backend(e.name, std::string("not built (") + e.build_option + "=OFF)"));
+      out.push_back(make_unavailable_backend(e.name, e.not_built_reason
+                                                         ? std::string("not built: ") + e.not_built_reason
+                                                         : std::string("not built (") + e.build_option + "=OFF)"));
       continue;
     }
     try {

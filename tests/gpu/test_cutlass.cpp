@@ -103,47 +103,6 @@ TEST(CutlassGpu, DefaultTacticIsCorrectAcrossMBuckets) {
   }
 }
 
-// Runs `t` captured in a CUDA graph (run() must neither allocate nor synchronize) and checks
-// the replayed output against the reference.
-void check_in_graph(Context& ctx, const Problem& p, const Tactic& t) {
-  const HostInputs in = random_inputs(p, 7);
-  const Reference ref = reference_gemm(p, in);
-  const size_t out_elems = size_t(p.batch * p.m * p.n);
-  DeviceBuffer a(in.a.size()), b(in.b.size()), scales(8 * sizeof(float)), out(out_elems * 2);
-  a.upload(in.a.data(), in.a.size());
-  b.upload(in.b.data(), in.b.size());
-  const float s[8] = {in.a_scale, 0, 0, 0, in.b_scale, 0, 0, 0};  // 16-byte aligned scalars
-  scales.upload(s, sizeof s);
-  cudaStream_t stream;
-  FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  ctx.workspace(stream);  // the Context allocates a stream's workspace on first use: not in capture
-  FP8GEMM_CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), stream));
-  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  GemmArgs args{a.get(), b.get(), scales.as<float>(), scales.as<float>() + 4, out.get()};
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  FP8GEMM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  try {
-    ctx.run_tactic(p, t, args, stream);
-  } catch (...) {
-    cudaStreamEndCapture(stream, &graph);
-    if (graph) cudaGraphDestroy(graph);
-    cudaStreamDestroy(stream);
-    throw;
-  }
-  FP8GEMM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  FP8GEMM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  for (int replay = 0; replay < 2; ++replay) FP8GEMM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaStreamDestroy(stream);
-  std::vector<uint16_t> host(out_elems);
-  out.download(host.data(), out.bytes());
-  const CheckResult r = check_output(p, host, ref, Tolerance::for_problem(p, tactic_uses_fast_accum(t)));
-  EXPECT_TRUE(r.ok) << t.name() << " replayed from a graph on " << p << ": " << r.to_string();
-}
-
 TEST(CutlassGpu, RunsInsideGraphCapture) {
   FP8GEMM_SKIP_WITHOUT_GPU();
   Context& ctx = testing::test_context();
@@ -156,7 +115,7 @@ TEST(CutlassGpu, RunsInsideGraphCapture) {
     const bool streamk = t.config.find("_streamk") != std::string::npos;
     if (!streamk && captured > 0) continue;
     SCOPED_TRACE(t.name());
-    check_in_graph(ctx, p, t);
+    testing::check_in_graph(ctx, p, t);
     ++captured;
   }
   EXPECT_GE(captured, 1);
