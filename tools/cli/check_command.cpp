@@ -76,7 +76,11 @@ void run_check(const CheckOptions& o) {
     exit_code() = 2;
     return;
   }
-  Context& ctx = default_context();
+  // Its own Context: a correctness sweep covers every plan a backend has, including cuDNN's
+  // runtime-compiled ones, which the default Context does not list (they cost ~0.4 s each).
+  ContextOptions options;
+  options.cudnn_runtime_compiled = true;
+  Context ctx(options);
   std::cout << ctx.device().to_string() << "\n";
   size_t passed = 0, failed = 0;
   uint64_t seed = o.seed;

@@ -8,6 +8,7 @@
 #include <cudnn_frontend.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -90,7 +91,7 @@ struct BuiltPlan {
 class CudnnBackend final : public Backend {
  public:
   CudnnBackend(const DeviceInfo& device, const ContextOptions& options)
-      : device_(device), max_workspace_(options.workspace_bytes) {
+      : device_(device), max_workspace_(options.workspace_bytes), list_compiled_(list_compiled(options)) {
     if (device.compute_capability() < 90)
       availability_ = Verdict::no("cuDNN's FP8 matmul needs compute capability 9.0+, GPU has " +
                                   std::to_string(device.cc_major) + "." + std::to_string(device.cc_minor));
@@ -105,54 +106,29 @@ class CudnnBackend final : public Backend {
   Verdict available() const override { return availability_; }
 
   // The heuristic's plans (mode A, then the fallback list), in its order, up to kMaxListed that
-  // build and fit the workspace. Runtime-compiled engines are left out of the list (compiling
-  // one takes up to seconds, on the first call in a process too); they run when named.
+  // build and fit the workspace. Plans that compile at run time (NVRTC: ~0.4 s per plan and
+  // problem on the H200, once per process) only with ContextOptions::cudnn_runtime_compiled, and
+  // at most kMaxRuntimeCompiled of them: otherwise every tune and `bench --tactics all` would pay
+  // that for every shape, for a backend that was slower than cuBLASLt's default at 114 of 115
+  // suite points (docs/cudnn.md).
   std::vector<Tactic> tactics(const Problem& p) override {
     if (!availability_ || p.empty()) return {};
-    {
-      std::shared_lock lock(mutex_);
-      auto it = tactics_memo_.find(p);
-      if (it != tactics_memo_.end()) return it->second;
-    }
-    std::vector<std::string> listed;  // the heuristic's plans, in its order
-    try {
-      std::lock_guard handle_lock(handle_mutex_);
-      auto g = make_graph(p, handle());
-      check(g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}), "create_execution_plans");
-      for (int64_t i = 0; i < g->get_execution_plan_count(); ++i) {
-        std::vector<fe::BehaviorNote_t> notes;
-        if (g->get_behavior_notes_for_plan_at_index(i, notes).is_good() &&
-            std::find(notes.begin(), notes.end(), fe::BehaviorNote_t::RUNTIME_COMPILATION) != notes.end())
-          continue;
-        std::string config = cudnn::format_config(config_at(*g, i));
-        if (std::find(listed.begin(), listed.end(), config) == listed.end()) listed.push_back(std::move(config));
-      }
-    } catch (const std::exception&) {
-      listed.clear();  // no graph or no heuristic for this problem: no tactics (can_implement says why)
-    }
-    std::vector<Tactic> out;
-    for (std::string& config : listed) {
-      if (int(out.size()) == kMaxListed) break;
-      if (built(p, config).verdict.ok) out.push_back({name(), std::move(config)});
-    }
-    std::unique_lock lock(mutex_);
-    return tactics_memo_.emplace(p, std::move(out)).first->second;
+    return listing(p).tactics;
   }
 
+  // The first listed plan; else (runtime-compiled plans not listed) the first of those that
+  // builds: a caller that names backend "cudnn" gets a plan whatever its cost.
   Tactic default_tactic(const Problem& p) override {
     FP8GEMM_REQUIRE(availability_.ok, kNotAvailable, "cudnn is not available: ", availability_.reason);
-    const std::vector<Tactic> all = tactics(p);
-    if (all.empty()) {
-      // Say why: the reason the graph itself fails, when it does.
-      try {
-        std::lock_guard handle_lock(handle_mutex_);
-        make_graph(p, handle());
-      } catch (const std::exception& e) {
-        FP8GEMM_FAIL(kUnsupported, "cuDNN cannot run ", p, ": ", e.what());
-      }
-      FP8GEMM_FAIL(kUnsupported, "cuDNN has no prebuilt engine for ", p);
+    const Listing& l = listing(p);
+    if (!l.tactics.empty()) return l.tactics.front();
+    std::string why = l.why_none;
+    for (const std::string& config : l.compiled_left_out) {
+      const Verdict v = built(p, config).verdict;
+      if (v.ok) return {name(), config};
+      why += "; " + config + ": " + v.reason;
     }
-    return all.front();
+    FP8GEMM_FAIL(kUnsupported, "cuDNN has no engine for ", p, ": ", why);
   }
 
   Verdict can_implement(const Problem& p, const Tactic& t) override {
@@ -194,6 +170,69 @@ class CudnnBackend final : public Backend {
 
  private:
   static constexpr int kMaxListed = 8;
+  static constexpr int kMaxRuntimeCompiled = 2;
+
+  struct Listing {
+    std::vector<Tactic> tactics;
+    std::string why_none;  // when `tactics` is empty: what the heuristic answered, and why each plan failed
+    std::vector<std::string> compiled_left_out;  // runtime-compiled plans not listed, heuristic order
+  };
+
+  const Listing& listing(const Problem& p) {
+    {
+      std::shared_lock lock(mutex_);
+      auto it = listings_.find(p);
+      if (it != listings_.end()) return it->second;
+    }
+    Listing l;
+    std::vector<std::pair<std::string, bool>> plans;  // (config, compiles at run time), heuristic order
+    try {
+      std::lock_guard handle_lock(handle_mutex_);
+      auto g = make_graph(p, handle());
+      check(g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}), "create_execution_plans");
+      for (int64_t i = 0; i < g->get_execution_plan_count(); ++i) {
+        std::vector<fe::BehaviorNote_t> notes;
+        const bool nvrtc = g->get_behavior_notes_for_plan_at_index(i, notes).is_good() &&
+                           std::find(notes.begin(), notes.end(), fe::BehaviorNote_t::RUNTIME_COMPILATION) != notes.end();
+        std::string config = cudnn::format_config(config_at(*g, i));
+        if (std::none_of(plans.begin(), plans.end(), [&](const auto& q) { return q.first == config; }))
+          plans.emplace_back(std::move(config), nvrtc);
+      }
+      if (plans.empty()) l.why_none = "its heuristics offered no plan";
+    } catch (const std::exception& e) {
+      l.why_none = e.what();
+    }
+    int compiled = 0, skipped = 0, failed = 0;
+    for (auto& [config, nvrtc] : plans) {
+      if (int(l.tactics.size()) == kMaxListed) break;
+      if (nvrtc && (!list_compiled_ || compiled == kMaxRuntimeCompiled)) {
+        ++skipped;
+        l.compiled_left_out.push_back(config);
+        continue;
+      }
+      const Verdict v = built(p, config).verdict;
+      if (v.ok) {
+        compiled += nvrtc;
+        l.tactics.push_back({name(), std::move(config)});
+      } else if (++failed <= 2) {
+        l.why_none += (l.why_none.empty() ? "" : "; ") + config + ": " + v.reason;
+      }
+    }
+    if (l.tactics.empty() && !plans.empty())
+      l.why_none = std::to_string(plans.size()) + " plans offered, " + std::to_string(failed) + " failed to build" +
+                   (l.why_none.empty() ? "" : " (" + l.why_none + ")") +
+                   (skipped ? ", " + std::to_string(skipped) +
+                                  " compile at run time and are not listed (ContextOptions::cudnn_runtime_compiled or "
+                                  "FP8GEMM_CUDNN_RUNTIME_COMPILED=1 lists them)"
+                            : "");
+    std::unique_lock lock(mutex_);
+    return listings_.emplace(p, std::move(l)).first->second;
+  }
+
+  static bool list_compiled(const ContextOptions& o) {
+    const char* env = std::getenv("FP8GEMM_CUDNN_RUNTIME_COMPILED");
+    return o.cudnn_runtime_compiled || (env && std::string(env) == "1");
+  }
 
   // Created on first use, not with the Context: cudnnCreate costs time that a process which
   // never uses cuDNN should not pay. Throws Error(kCuda) when it fails. Callers hold handle_mutex_.
@@ -245,13 +284,14 @@ class CudnnBackend final : public Backend {
 
   DeviceInfo device_;
   size_t max_workspace_;
+  bool list_compiled_;
   Verdict availability_ = Verdict::yes();
   std::once_flag handle_once_;
   cudnnHandle_t handle_ = nullptr;
   std::string handle_error_;
   std::mutex handle_mutex_;  // the handle serves one build or call at a time
   std::shared_mutex mutex_;
-  std::map<Problem, std::vector<Tactic>> tactics_memo_;
+  std::map<Problem, Listing> listings_;
   // config -> problem -> plan; std::map: references stay valid on insertion.
   std::map<std::string, std::map<Problem, BuiltPlan>, std::less<>> plans_;
 };
