@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -111,9 +112,25 @@ class CudnnBackend final : public Backend {
   // at most kMaxRuntimeCompiled of them: otherwise every tune and `bench --tactics all` would pay
   // that for every shape, for a backend that was slower than cuBLASLt's default at 114 of 115
   // suite points (docs/cudnn.md).
+  //
+  // Without runtime-compiled plans, one listing per type signature (A, B, out dtypes) that finds
+  // only such plans stands for all of that signature's problems: cuDNN chooses the engines of this
+  // graph by types, the shape changes their knobs (H200: engines 4 and 7 at all 115 suite points),
+  // and a heuristic query per problem cost a whole-suite tune 9 s of listing and ~40 s in all
+  // (150 vs 111 s, session 12 call 5). The option lists per problem.
   std::vector<Tactic> tactics(const Problem& p) override {
     if (!availability_ || p.empty()) return {};
-    return listing(p).tactics;
+    const int signature = int(p.a_type) * 16 + int(p.b_type) * 4 + int(p.out_type);
+    if (!list_compiled_) {
+      std::shared_lock lock(mutex_);
+      if (only_compiled_.count(signature)) return {};
+    }
+    const Listing& l = listing(p);
+    if (!list_compiled_ && l.tactics.empty() && !l.compiled_left_out.empty()) {
+      std::unique_lock lock(mutex_);
+      only_compiled_.insert(signature);
+    }
+    return l.tactics;
   }
 
   // The first listed plan; else (runtime-compiled plans not listed) the first of those that
@@ -292,6 +309,7 @@ class CudnnBackend final : public Backend {
   std::mutex handle_mutex_;  // the handle serves one build or call at a time
   std::shared_mutex mutex_;
   std::map<Problem, Listing> listings_;
+  std::set<int> only_compiled_;  // type signatures whose plans all compile at run time (tactics())
   // config -> problem -> plan; std::map: references stay valid on insertion.
   std::map<std::string, std::map<Problem, BuiltPlan>, std::less<>> plans_;
 };
