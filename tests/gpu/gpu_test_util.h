@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <exception>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "core/cuda_check.h"
@@ -24,6 +27,39 @@ inline bool no_gpu() { return device_count() == 0; }
   } while (0)
 
 inline Context& test_context() { return default_context(); }
+
+// Any types and batch.
+inline Problem make_problem(int64_t batch, int64_t m, int64_t n, int64_t k, DType a, DType b, DType out) {
+  Problem p;
+  p.batch = batch, p.m = m, p.n = n, p.k = k;
+  p.a_type = a, p.b_type = b, p.out_type = out;
+  return p;
+}
+
+// The input and output types of a parameterized numerics test, and its name ("e4m3_e5m2_bf16").
+struct TypeCase { DType a, b, out; };
+inline std::string type_case_name(const ::testing::TestParamInfo<TypeCase>& info) {
+  return std::string(to_string(info.param.a)) + "_" + to_string(info.param.b) + "_" + to_string(info.param.out);
+}
+
+// Checks every tactic `backend` lists for `p` against the float64 reference (fresh inputs per
+// tactic, seeds counting up from `seed`); counts each tactic's runs and the failures.
+inline void verify_listed_tactics(Context& ctx, Backend& backend, const Problem& p, uint64_t& seed,
+                                  std::map<std::string, int>& runs, int& failures) {
+  for (const Tactic& t : backend.tactics(p)) {
+    ++runs[t.config];
+    CheckResult r;
+    try {
+      r = verify_tactic(ctx, p, t, seed++);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << t.name() << " on " << p << " threw: " << e.what();
+      ++failures;
+      continue;
+    }
+    if (!r.ok) ++failures;
+    EXPECT_TRUE(r.ok) << t.name() << " on " << p << ": " << r.to_string();
+  }
+}
 
 // e4m3 x e4m3 -> bf16, batch 1.
 inline Problem problem(int64_t m, int64_t n, int64_t k) {

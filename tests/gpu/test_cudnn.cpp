@@ -15,12 +15,8 @@
 namespace fp8gemm {
 namespace {
 
-Problem make_problem(int64_t batch, int64_t m, int64_t n, int64_t k, DType a, DType b, DType out) {
-  Problem p;
-  p.batch = batch, p.m = m, p.n = n, p.k = k;
-  p.a_type = a, p.b_type = b, p.out_type = out;
-  return p;
-}
+using testing::make_problem;
+using testing::TypeCase;
 
 struct Shape { int64_t batch, m, n, k; };
 const Shape kShapes[] = {{1, 1, 256, 256}, {1, 3, 136, 512}, {2, 17, 520, 384}, {1, 255, 264, 256}, {3, 64, 384, 128}};
@@ -41,7 +37,6 @@ Context& compiled_context() {
   if (!backend || !backend->available())                                                              \
     GTEST_SKIP() << "cudnn backend not available: " << (backend ? backend->available().reason : "not registered")
 
-struct TypeCase { DType a, b, out; };
 class CudnnNumerics : public ::testing::TestWithParam<TypeCase> {};
 
 TEST_P(CudnnNumerics, EveryTacticMatchesTheReference) {
@@ -54,21 +49,8 @@ TEST_P(CudnnNumerics, EveryTacticMatchesTheReference) {
   uint64_t seed = 11;
   for (const Shape& s : kShapes) {
     const Problem p = make_problem(s.batch, s.m, s.n, s.k, tc.a, tc.b, tc.out);
-    const std::vector<Tactic> tactics = backend->tactics(p);
-    EXPECT_FALSE(tactics.empty()) << "cudnn lists no tactic for " << p;
-    for (const Tactic& t : tactics) {
-      ++runs[t.config];
-      CheckResult r;
-      try {
-        r = verify_tactic(ctx, p, t, seed++);
-      } catch (const std::exception& e) {
-        ADD_FAILURE() << t.name() << " on " << p << " threw: " << e.what();
-        ++failures;
-        continue;
-      }
-      if (!r.ok) ++failures;
-      EXPECT_TRUE(r.ok) << t.name() << " on " << p << ": " << r.to_string();
-    }
+    EXPECT_FALSE(backend->tactics(p).empty()) << "cudnn lists no tactic for " << p;
+    testing::verify_listed_tactics(ctx, *backend, p, seed, runs, failures);
   }
   std::printf("[cudnn] %s x %s -> %s: %zu tactics, %d failures\n", to_string(tc.a), to_string(tc.b),
               to_string(tc.out), runs.size(), failures);
@@ -79,10 +61,7 @@ INSTANTIATE_TEST_SUITE_P(Types, CudnnNumerics,
                                            TypeCase{DType::kE4M3, DType::kE4M3, DType::kFP16},
                                            TypeCase{DType::kE4M3, DType::kE5M2, DType::kBF16},
                                            TypeCase{DType::kE5M2, DType::kE4M3, DType::kFP16}),
-                         [](const ::testing::TestParamInfo<TypeCase>& info) {
-                           return std::string(to_string(info.param.a)) + "_" + to_string(info.param.b) + "_" +
-                                  to_string(info.param.out);
-                         });
+                         testing::type_case_name);
 
 // A listed name parses back to itself, passes can_implement, and Context::choose resolves it; a
 // well-formed name for an engine that does not exist is refused with cuDNN's reason.

@@ -18,12 +18,8 @@
 namespace fp8gemm {
 namespace {
 
-Problem make_problem(int64_t batch, int64_t m, int64_t n, int64_t k, DType a, DType b, DType out) {
-  Problem p;
-  p.batch = batch, p.m = m, p.n = n, p.k = k;
-  p.a_type = a, p.b_type = b, p.out_type = out;
-  return p;
-}
+using testing::make_problem;
+using testing::TypeCase;
 
 // Small enough for the float64 host reference, varied enough to hit every edge: m below, at and
 // across tile boundaries, n and k with partial tiles, k below one K tile, batches.
@@ -39,7 +35,6 @@ Backend* cutlass_or_skip(Context& ctx) {
   return b->available() ? b : nullptr;
 }
 
-struct TypeCase { DType a, b, out; };
 
 class CutlassNumerics : public ::testing::TestWithParam<TypeCase> {};
 
@@ -55,19 +50,7 @@ TEST_P(CutlassNumerics, EveryTacticMatchesTheReference) {
   uint64_t seed = 1;
   for (const Shape& s : kShapes) {
     const Problem p = make_problem(s.batch, s.m, s.n, s.k, tc.a, tc.b, tc.out);
-    for (const Tactic& t : backend->tactics(p)) {
-      ++runs[t.config];
-      CheckResult r;
-      try {
-        r = verify_tactic(ctx, p, t, seed++);
-      } catch (const std::exception& e) {
-        ADD_FAILURE() << t.name() << " on " << p << " threw: " << e.what();
-        ++failures;
-        continue;
-      }
-      if (!r.ok) ++failures;
-      EXPECT_TRUE(r.ok) << t.name() << " on " << p << ": " << r.to_string();
-    }
+    testing::verify_listed_tactics(ctx, *backend, p, seed, runs, failures);
   }
   // Coverage: every tactic the backend offers for these types ran on at least two shapes.
   const Problem generic = make_problem(1, 16, 4096, 4096, tc.a, tc.b, tc.out);
@@ -85,10 +68,7 @@ INSTANTIATE_TEST_SUITE_P(Types, CutlassNumerics,
                                            TypeCase{DType::kE4M3, DType::kE5M2, DType::kFP16},
                                            TypeCase{DType::kE5M2, DType::kE4M3, DType::kBF16},
                                            TypeCase{DType::kE5M2, DType::kE4M3, DType::kFP16}),
-                         [](const ::testing::TestParamInfo<TypeCase>& info) {
-                           return std::string(to_string(info.param.a)) + "_" + to_string(info.param.b) + "_" +
-                                  to_string(info.param.out);
-                         });
+                         testing::type_case_name);
 
 TEST(CutlassGpu, DefaultTacticIsCorrectAcrossMBuckets) {
   FP8GEMM_SKIP_WITHOUT_GPU();
