@@ -214,23 +214,26 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
       point.entries.push_back(entry_of(name + "_best", nullptr, why));
     }
   }
+  // The protected candidates' rows (auto, --add-tactic): their own full-round timing, flagged
+  // when their output failed the check.
+  auto timing_of = [&](const Tactic& t) -> const Timing* {
+    for (const Timing& x : point.timings)
+      if (x.tactic == t) return &x;
+    return nullptr;
+  };
+  auto flag_wrong_output = [&](BenchEntry& e, const Tactic& t) {
+    for (size_t i = 0; i < r.finalists.size(); ++i)
+      if (!verified[i] && r.finalists[i].tactic == t) e.note = "WRONG OUTPUT";
+  };
   // auto: the reference itself, or its own full-round timing (it is protected from pruning).
-  const Timing* auto_timing = nullptr;
-  for (const Timing& t : point.timings)
-    if (t.tactic == auto_choice) {
-      auto_timing = &t;
-      break;
-    }
+  const Timing* auto_timing = timing_of(auto_choice);
   BenchEntry auto_entry = entry_of("auto", auto_timing, auto_timing ? "" : "not measured");
-  for (size_t i = 0; i < r.finalists.size(); ++i)
-    if (!verified[i] && r.finalists[i].tactic == auto_choice) auto_entry.note = "WRONG OUTPUT";
+  flag_wrong_output(auto_entry, auto_choice);
   point.entries.push_back(auto_entry);
   // --add-tactic: one entry each (named_1, named_2, ... in the order given), timed or why not.
   for (size_t n = 0; n < named.size(); ++n) {
     const std::string label = "named_" + std::to_string(n + 1);
-    const Timing* timing = nullptr;
-    for (const Timing& x : point.timings)
-      if (named[n].tactic && x.tactic == *named[n].tactic) timing = &x;
+    const Timing* timing = named[n].tactic ? timing_of(*named[n].tactic) : nullptr;
     if (!timing) {
       BenchEntry e = entry_of(label, nullptr, "cannot run here: " + named[n].why_not);
       e.tactic = o.named[n];
@@ -238,8 +241,7 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
       continue;
     }
     BenchEntry e = entry_of(label, timing);
-    for (size_t i = 0; i < r.finalists.size(); ++i)
-      if (!verified[i] && r.finalists[i].tactic == *named[n].tactic) e.note = "WRONG OUTPUT";
+    flag_wrong_output(e, *named[n].tactic);
     point.entries.push_back(e);
   }
   return point;
