@@ -117,7 +117,7 @@ struct TuneOptions {
   bool low_end_ties = false;
   // With the adaptive floor: it competes at a segment's lowest M only where the heuristic's answers
   // inside the segment (8 probes) are kernels timed at its ends (docs/tuning.md "The adaptive
-  // floor inside a segment"). Off: not measured yet.
+  // floor inside a segment"). Off: on the H200 (session 12) 167 -> 160 of 184 points between edges.
   bool adaptive_floor_interior = false;
   // Called after each key (done counts keys finished, of total).
   std::function<void(size_t done, size_t total, const Decision&)> progress;

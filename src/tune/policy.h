@@ -72,7 +72,7 @@ struct PolicyOptions {
   // its ends. Why: the check times it at the segment's two ends, and it runs a third kernel in
   // between where the heuristic changes its mind twice (H200 session 11, 10240x8192: it took
   // (2816, 3072] at 2817, and at M=3000 ran a 256x160 tile 1.15x the best). Off here and in
-  // TuneOptions: not measured on the GPU yet.
+  // TuneOptions: on the H200 (session 12) 167 -> 160 of 184 points between edges, max 1.096 -> 1.216.
   bool adaptive_floor_interior = false;
   // Tactics a backend lists at a sampled M but not at the edge (cuBLASLt's heuristic answers
   // per M) also timed there, at most this many per M; 0: only the edge's candidates compete.
