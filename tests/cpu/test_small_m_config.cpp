@@ -60,6 +60,18 @@ std::vector<Config> all_existing_configs() {
               out.push_back(cp);
             }
           }
+  // rows=32 (K pairs): the one-shot kernels with TMA or cp.async weights, l2pf=0.
+  for (int splitk = 1; splitk <= kMaxSplitK; ++splitk)
+    for (int stages = kWgmmaMinStages; stages <= kWgmmaMaxStages; ++stages)
+      for (bool pdl : {false, true}) {
+        const Config c = wgmma_config(32, splitk, stages, pdl);
+        for (const Config& v : {c, with_cp_weights(c)}) {
+          EXPECT_TRUE(config_exists(v)) << v.to_string();
+          out.push_back(v);
+          if (pdl) out.push_back(with_late_trigger(v));
+        }
+        if (pdl && stages > 4) out.push_back(with_early(c, 4));
+      }
   return out;
 }
 
@@ -377,7 +389,7 @@ TEST(SmallMConfig, RejectsGarbageAndNonCanonicalNames) {
                           "wgmma,rows=64,splitk=1,stages=8,pdl=0", "wgmma,rows=64,splitk=1,stages=8,l2pf=65,pdl=0",
                           "wgmma,rows=64,splitk=1,stages=8,l2pf=-1,pdl=0", "wgmma,rows=64,splitk=1,stages=8,l2pf=08,pdl=0",
                           "wgmma,rows=64,splitk=1,stages=8,pdl=0,l2pf=0",
-                          "wgmma ,rows=64,splitk=1,stages=8,l2pf=0,pdl=0", "wgmma,rows=32,splitk=1,stages=8,l2pf=0,pdl=0",
+                          "wgmma ,rows=64,splitk=1,stages=8,l2pf=0,pdl=0", "wgmma,rows=48,splitk=1,stages=8,l2pf=0,pdl=0",
                           "wgmma,rows=64,splitk=1,warps=4,stages=8,l2pf=0,pdl=0", "wgmma,rows=64,splitk=1,stages=1,l2pf=0,pdl=0",
                           "wgmma,rows=64,splitk=1,stages=17,l2pf=0,pdl=0", "wgmma,rows=064,splitk=1,stages=8,l2pf=0,pdl=0",
                           "wgmma,rows=64,splitk=9,stages=8,l2pf=0,pdl=0", "wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,",
@@ -544,6 +556,7 @@ TEST(SmallMConfig, CpWeightCandidatesFollowTheirRules) {
       for (const Config& c : cands) {
         if (!c.cp_weights || c.late_trigger) continue;  // late-trigger twins: LateTriggerTwinsOnlyForSmallWeights
         if (c.streamk > 0) continue;                      // StreamKCandidatesFollowTheirRule
+        if (c.rows == 32) continue;                       // KPairNamesRulesAndCandidates
         EXPECT_TRUE(c.wgmma && c.pdl && c.l2pf == 0 && c.persist == 0 && !c.reg_weights) << c.to_string();
         Config tma = c;
         tma.cp_weights = false;
@@ -556,10 +569,10 @@ TEST(SmallMConfig, CpWeightCandidatesFollowTheirRules) {
         EXPECT_TRUE(twin || per_sm || small_split2) << p << " " << c.to_string();
       }
       EXPECT_LE(split_twins, 8 + 8) << p;  // the split-K twins, and per-SM ones that match a TMA candidate
-      // Every split-1 one-shot TMA candidate with PDL has its cp.async twin.
+      // Every split-1 one-shot TMA candidate with PDL has its cp.async twin (early=E is TMA-only).
       for (const Config& c : cands)
         if (c.wgmma && !c.cp_weights && !c.reg_weights && !c.late_trigger && c.persist == 0 && c.l2pf == 0 && c.pdl &&
-            c.splitk == 1)
+            c.splitk == 1 && c.early == 0)
           EXPECT_TRUE(offered(with_cp_weights(c))) << p << " " << c.to_string();
       // One wave of 3 blocks per SM with 64-row tiles, where that is a split of its own.
       const int64_t t64 = (p.n + 63) / 64;
@@ -580,6 +593,74 @@ TEST(SmallMConfig, CpWeightCandidatesFollowTheirRules) {
       EXPECT_FALSE(default_config(p, 132, 90).cp_weights) << p;
       for (const Config& c : candidate_configs(p, 148, 100)) EXPECT_FALSE(c.cp_weights) << c.to_string();
     }
+}
+
+// rows=32 (K pairs): its name, its rules with their reasons, its shared memory, the split ranks'
+// whole pairs, and the candidates (M <= 16 only: the split that gives one block per SM at most,
+// rings for 1 and 2 blocks per SM, TMA and cp.async).
+TEST(SmallMConfig, KPairNamesRulesAndCandidates) {
+  const Config c = with_cp_weights(wgmma_config(32, 1, 16, true));
+  EXPECT_EQ(c.to_string(), "wgmma,rows=32,splitk=1,stages=16,l2pf=0,pdl=1,wload=cp");
+  EXPECT_EQ(parse_config("wgmma,rows=32,splitk=2,stages=8,l2pf=0,pdl=2,early=4"),
+            with_early(with_late_trigger(wgmma_config(32, 2, 8, true)), 4));
+  const Malformed bad[] = {
+      {"wgmma,rows=32,splitk=1,stages=8,l2pf=8,pdl=1", "l2pf=0"},
+      {"wgmma,rows=32,splitk=1,stages=8,l2pf=0,pdl=1,persist=1", "not persist"},
+      {"wgmma,rows=32,splitk=1,stages=8,l2pf=0,pdl=1,streamk=1,wload=cp", "streamk"},
+      {"wgmma,rows=32,splitk=1,stages=8,l2pf=0,pdl=1,wload=reg", "wload=reg"},
+      {"wgmma,rows=16,splitk=1,stages=8,l2pf=0,pdl=1", "must be 32"},
+  };
+  expect_rejected(bad);
+  EXPECT_TRUE(can_implement(problem(16, 4096, 4096), c, 90));
+  EXPECT_TRUE(can_implement(problem(1, 208, 2064, 2), c, 90));  // ragged rows, an odd K block count
+  expect_sm90_only(c);
+  const Verdict m17 = can_implement(problem(17, 4096, 4096), c, 90);
+  EXPECT_FALSE(m17);
+  EXPECT_NE(m17.reason.find("m <= 16"), std::string::npos) << m17.reason;
+  // 3 K blocks are 2 pairs: 2 splits run, 3 do not (with rows=64 they would).
+  EXPECT_TRUE(can_implement(problem(8, 4096, 384), wgmma_config(32, 2, 4, true), 90));
+  const Verdict s3 = can_implement(problem(8, 4096, 384), wgmma_config(32, 3, 4, true), 90);
+  EXPECT_FALSE(s3);
+  EXPECT_NE(s3.reason.find("ceil(k/256)"), std::string::npos) << s3.reason;
+  EXPECT_TRUE(can_implement(problem(8, 4096, 384), wgmma_config(64, 3, 4, true), 90));
+  // A stage: 64 weight rows (two K blocks of 32) and 2 x 8 ceil(m/8) activation rows, 128 bytes each.
+  EXPECT_EQ(shared_bytes(problem(1, 4096, 4096), c), size_t(16 * (64 + 16) * 128 + 1024));
+  EXPECT_EQ(shared_bytes(problem(16, 4096, 4096), c), size_t(16 * (64 + 32) * 128 + 1024));
+  // Split ranks read whole pairs; the last may end on an odd block at the tensor's end.
+  EXPECT_EQ(kpair_kblocks_per_split(32, 1), 32);
+  EXPECT_EQ(kpair_kblocks_per_split(17, 1), 18);
+  EXPECT_EQ(kpair_kblocks_per_split(17, 2), 10);  // [0, 10), [10, 17)
+  EXPECT_EQ(kpair_kblocks_per_split(6, 4), 2);    // [0, 2), [2, 4), [4, 6), [6, 6): the last rank reads nothing
+  for (int kb = 1; kb <= 70; ++kb)
+    for (int s = 1; s <= kMaxSplitK && s <= (kb + 1) / 2; ++s) {
+      const int per = kpair_kblocks_per_split(kb, s);
+      EXPECT_EQ(per % 2, 0) << kb << " " << s;
+      EXPECT_GE(per * s, kb) << kb << " " << s;  // every K block has a rank
+    }
+  // Candidates: only at M <= 16; for 4096 rows (128 tiles of 32 on 132 SMs) without split-K.
+  for (int64_t m : {1, 8, 16, 17, 32}) {
+    const Problem p = problem(m, 4096, 4096);
+    int kpairs = 0, cp = 0, unsplit = 0;
+    for (const Config& x : candidate_configs(p, 132, 90))
+      if (x.wgmma && x.rows == 32) {
+        ++kpairs;
+        cp += x.cp_weights;
+        unsplit += x.splitk == 1;
+        EXPECT_TRUE(can_implement(p, x, 90)) << x.to_string();
+      }
+    if (m > 16) {
+      EXPECT_EQ(kpairs, 0) << m;
+      continue;
+    }
+    EXPECT_GE(cp, 2) << m;
+    EXPECT_GE(kpairs - cp, 2) << m;
+    EXPECT_GE(unsplit, 4) << m;
+  }
+  // 1280 rows (40 tiles): split 3 gives 120 blocks.
+  bool split3 = false;
+  for (const Config& x : candidate_configs(problem(8, 1280, 8192), 132, 90)) split3 |= x.rows == 32 && x.splitk == 3;
+  EXPECT_TRUE(split3);
+  for (const Config& x : candidate_configs(problem(8, 4096, 4096), 148, 100)) EXPECT_NE(x.rows == 32 && x.wgmma, true);
 }
 
 TEST(SmallMConfig, WgmmaCandidatesOnlyOnSm90) {

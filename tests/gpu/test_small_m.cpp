@@ -215,6 +215,43 @@ TEST(SmallM, WgmmaCpWeightsEveryInstantiationAndSplit) {
                           small_m::with_cp_weights);
 }
 
+// rows=32 (K pairs: the block's 32 weight rows for two K blocks per stage, the halves added in the
+// epilogue), TMA and cp.async weights: m = 1, 7, 8, 9, 16 (both N instantiations), n = 208 (6.5
+// tiles of 32: zero-filled rows past n), batch 2, and K of 17 blocks with a 16-byte tail (an odd
+// count: the last pair reads past the tensor), 8 blocks (whole pairs) and 1 block (half a pair);
+// split-K 1..8 as far as every rank gets a pair, rings 2..16, pdl 0/1/2 and early; then every
+// dtype pair and output type.
+TEST(SmallM, WgmmaKPairsEveryInstantiationAndSplit) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
+  Backend& be = small_m_backend();
+  const int stages_list[] = {2, 3, 5, 8, 12, 16};
+  const int splitk_list[] = {1, 2, 3, 5, 8};
+  uint64_t seed = 9700;
+  int ran = 0, pick = 0;
+  for (int64_t k : {2064, 1024, 128})
+    for (int64_t m : {1, 7, 8, 9, 16}) {
+      const Problem p = make(2, m, 208, k);
+      VerifyCase vc(p, seed++);
+      const int pairs = int((k + 255) / 256);
+      for (bool cp : {false, true}) {
+        ++pick;
+        const int pdl = pick % 3;
+        small_m::Config c = small_m::wgmma_config(32, std::min(splitk_list[(pick * 7) % 5], pairs),
+                                                  stages_list[pick % 6], pdl > 0);
+        if (pdl == 2) c = small_m::with_late_trigger(c);
+        if (cp) c = small_m::with_cp_weights(c);
+        while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
+        if (!cp && pdl > 0 && c.stages > 2 && pick % 4 == 0) c = small_m::with_early(c, c.stages / 2);
+        ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
+      }
+    }
+  EXPECT_EQ(ran, 30);
+  passes_every_dtype_pair(be, seed, {small_m::wgmma_config(32, 1, 6, true), small_m::wgmma_config(32, 3, 4, false)});
+  passes_every_dtype_pair(be, seed, {small_m::wgmma_config(32, 2, 8, true), small_m::wgmma_config(32, 1, 16, false)},
+                          small_m::with_cp_weights);
+}
+
 // pdl=2 (dependents released after the K loop) on the TMA and cp.async one-shot kernels: the same
 // sweep (every rows x N instantiation, rings 2..16, split-K 1..8), PDL always on.
 TEST(SmallM, WgmmaLateTriggerEveryInstantiationAndSplit) {
@@ -421,7 +458,9 @@ TEST(SmallM, WgmmaExactIntegersWithMismatchPattern) {
                                    small_m::with_cp_weights(small_m::wgmma_config(128, 1, 2, false)),
                                    small_m::with_reg_weights(small_m::wgmma_config(64, 1, 3, true)),
                                    small_m::with_reg_weights(small_m::wgmma_config(64, 1, 2, false)),
-                                   small_m::streamk_config(64, 3, true, 2), small_m::streamk_config(128, 2, false, 1)}) {
+                                   small_m::streamk_config(64, 3, true, 2), small_m::streamk_config(128, 2, false, 1),
+                                   small_m::wgmma_config(32, 2, 2, true),
+                                   small_m::with_cp_weights(small_m::wgmma_config(32, 1, 3, false))}) {
     const Tactic t{"small_m", c.to_string()};
     cudaMemset(dout, 0xFF, size_t(batch * m * n) * 2);
     GemmArgs args;
@@ -498,6 +537,8 @@ TEST(SmallM, SplitKIsDeterministic) {
     names.push_back(small_m::with_cp_weights(small_m::wgmma_config(64, 8, 4, true)).to_string());
   if (testing::test_context().device().compute_capability() == 90)
     names.push_back(small_m::with_reg_weights(small_m::wgmma_config(64, 8, 4, true)).to_string());
+  if (testing::test_context().device().compute_capability() == 90)
+    names.push_back(small_m::with_cp_weights(small_m::wgmma_config(32, 8, 4, true)).to_string());
   if (testing::test_context().device().compute_capability() == 90)
     names.push_back(small_m::streamk_config(64, 4, true, 2).to_string());  // 20 tiles x 64 K blocks over 264 blocks: every tile cut
   for (const std::string& name : names) {

@@ -129,7 +129,11 @@ Config parse_config(std::string_view text) {
 namespace {
 
 Verdict wgmma_config_exists(const Config& c) {
-  if (c.rows != 64 && c.rows != 128) return Verdict::no("wgmma rows must be 64 or 128 (one or two warpgroups)");
+  if (c.rows != 32 && c.rows != 64 && c.rows != 128)
+    return Verdict::no("wgmma rows must be 32 (one warpgroup, two K blocks per stage), 64 or 128 (one or two warpgroups)");
+  if (c.rows == 32 && (c.persist > 0 || c.streamk > 0 || c.reg_weights || c.l2pf != 0))
+    return Verdict::no("wgmma rows=32 (K pairs) is the one-shot kernel with TMA or cp.async weights and l2pf=0 (not "
+                       "persist, streamk or wload=reg)");
   if (c.warps != c.rows / 16) return Verdict::no("wgmma configs have warps = rows / 16 (the consumer warps)");
   if (c.stages < kWgmmaMinStages || c.stages > kWgmmaMaxStages) return Verdict::no("wgmma stages must be in 2..16");
   if (c.splitk < 1 || c.splitk > kMaxSplitK) return Verdict::no("splitk must be in 1..8 (cluster size)");
@@ -169,9 +173,12 @@ Verdict wgmma_config_exists(const Config& c) {
   return Verdict::yes();
 }
 
-size_t wgmma_stage_bytes(const Problem& p, const Config& c) {
-  return size_t(c.rows) * kWgmmaKBlock + size_t(wgmma_n(p.m)) * kWgmmaKBlock;
+// A ring stage: 128 bytes of K of the block's weight rows and activation rows; rows=32 (K pairs)
+// holds two K blocks of both, the weights as 64 rows.
+size_t wgmma_stage_bytes(int64_t m, int rows) {
+  return rows == 32 ? size_t(64 + 2 * wgmma_n(m)) * kWgmmaKBlock : size_t(rows + wgmma_n(m)) * kWgmmaKBlock;
 }
+size_t wgmma_stage_bytes(const Problem& p, const Config& c) { return wgmma_stage_bytes(p.m, c.rows); }
 
 Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
   if (Verdict v = wgmma_config_exists(c); !v) return v;
@@ -197,6 +204,10 @@ Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
                                        : "A, B and out must be 16-byte aligned (TMA global addresses)");
   const int64_t kblocks = (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock;
   if (c.splitk > kblocks) return Verdict::no("splitk must be <= ceil(k/128): every split needs K to read");
+  if (c.rows == 32 && p.m > 16)
+    return Verdict::no("rows=32 (K pairs) needs m <= 16: two K blocks' activation rows share the MMA's N (<= 32)");
+  if (c.rows == 32 && c.splitk > (kblocks + 1) / 2)
+    return Verdict::no("rows=32 (K pairs): splitk must be <= ceil(k/256): every split needs a pair of K blocks");
   if (c.reg_weights && c.splitk > (p.k + kRegSlotK - 1) / kRegSlotK)
     return Verdict::no("wload=reg: splitk must be <= ceil(k/512): K is split in whole activation slots");
   if (c.persist > 0 && (p.n + c.rows - 1) / c.rows * p.batch > int64_t(INT32_MAX))
@@ -328,7 +339,7 @@ int wgmma_fill_splitk(const Problem& p, int rows, int64_t target) {
 int wgmma_ring_stages(const Problem& p, int rows, int occ, int64_t static_bytes, int64_t extra_bytes) {
   const int64_t per_block =
       std::min<int64_t>(kSmSharedBytes / occ - 1024 - static_bytes, int64_t(kWgmmaMaxSharedBytes)) - 1024 - extra_bytes;
-  const int64_t stage = int64_t(rows + wgmma_n(p.m)) * kWgmmaKBlock;
+  const int64_t stage = int64_t(wgmma_stage_bytes(p.m, rows));
   const int64_t st = std::min<int64_t>(kWgmmaMaxStages, per_block / stage);
   return st >= 4 ? int(st) : 0;
 }
@@ -501,6 +512,19 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
           add(wgmma_config(rows, wgmma_fill_splitk(p, rows, target), stages, true, 0));
       }
     for (const Config& c : cp_weight_candidates(p, sm_count, out)) add(c);
+    // rows=32 (K pairs, M <= 16): the split that gives each SM at most one block in one wave (none
+    // where ceil(n/32) row tiles reach the SMs), rings for 1 and 2 blocks per SM, TMA and cp.async
+    // weights. Why (H200, session 13, docs/perf/small_m.md): at equal bytes per block a grid of
+    // ~128 blocks without split-K ran 10-18% faster than with split-K 2 on 16-22 MB weights.
+    if (p.m <= 16) {
+      const int64_t tiles = (p.n + 31) / 32 * p.batch;
+      const int split = wgmma_fill_splitk(p, 32, int64_t(sm_count) / tiles * tiles);
+      for (int occ : {1, 2})
+        if (const int st = wgmma_stages_for(p, 32, occ); st > 0) {
+          add(wgmma_config(32, split, st, true, 0));
+          add(with_cp_weights(wgmma_config(32, split, st, true, 0)));
+        }
+    }
     // Weights in registers (",wload=reg") are not offered: on the H200 they lost to the best
     // other small_m tactic at every suite point at M = 1 and 16 (docs/perf/small_m.md, Session 6).
     // They run when named.

@@ -78,6 +78,14 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 //    block releases the next kernel's blocks after its K loop instead of at its start, so they
 //    do not prefetch their weights while this kernel still streams its own (a few % faster on
 //    some 20-33 MB weights on the H200, slower on most large ones).
+//  - rows=32 (v3, "K pairs"): one warpgroup whose 64 MMA rows hold the block's 32 weight rows
+//    for two consecutive K blocks (rows 32..63: the second), against both K blocks' activations
+//    side by side as the MMA's N (so M <= 16); the two halves are added in the epilogue. Twice the
+//    row tiles of rows=64 at the same bytes per stage: a 4096-row weight fills 128 SMs without
+//    split-K, whose cluster reduction costs ~1 us per call on small weights (H200, session 13:
+//    the same bytes per block ran 10-18% faster on 16-22 MB weights as an 8192-row weight without
+//    split-K than as a 4096-row one with split-K 2). One-shot only, TMA or cp.async weights,
+//    l2pf=0; a split's K range is whole pairs (kpair_kblocks_per_split).
 //  - early=E (one-shot v3 with TMA weights and PDL, l2pf=0; spelled after pdl, absent = 0): only
 //    the first E of the ring's stages are requested before waiting for the previous kernel, the
 //    rest after it (1 <= E < stages). The next kernel's blocks, which start as this one's first
@@ -101,7 +109,6 @@ struct Config {
   int early = 0;       // one-shot v3 with TMA weights and PDL only: 0 = the whole ring before the wait; E = its first E stages
 
   int row_tiles() const { return rows / 16; }
-  int warpgroups() const { return rows / 64; }  // v3 consumer warpgroups
   // "rows=32,splitk=1,warps=8,stages=2,pdl=0" or "wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1"
   std::string to_string() const;
   bool operator==(const Config& o) const {
@@ -111,6 +118,13 @@ struct Config {
            streamk == o.streamk && early == o.early;
   }
 };
+
+// rows=32 (K pairs): the K blocks per split rank, even so that every rank but the last reads
+// whole pairs (the last may end at the tensor's end on an odd block, whose pair reads zeros).
+inline int kpair_kblocks_per_split(int kblocks, int splitk) {
+  const int per = (kblocks + splitk - 1) / splitk;
+  return (per + 1) / 2 * 2;
+}
 
 // A v3 config with the derived field filled in.
 inline Config wgmma_config(int rows, int splitk, int stages, bool pdl, int l2pf = 0, int persist = 0) {

@@ -53,7 +53,9 @@ struct Params {
 };
 
 // One stage of the TMA-layout ring (the TMA, cp.async and persistent kernels): 128 bytes of K of
-// the block's 64 W weight rows, then of its NP activation rows, both 128-byte swizzled.
+// the block's 64 W weight rows, then of its NP activation rows, both 128-byte swizzled. rows=32
+// blocks (K pairs; W = 1) fill the same 64 weight rows with two K blocks of their 32 rows (rows
+// 32..63: the second) and the NP activation rows with the two K blocks' NP / 2 rows each.
 template <int W, int NP>
 struct RingStage {
   static constexpr int kKB = 128;               // bytes of K per stage
@@ -330,13 +332,50 @@ __device__ __forceinline__ void finish_block(const Params& p, const float (&acc)
   cluster.sync();  // no block may exit while another still reads its shared memory
 }
 
+// rows=32 (K pairs, see RingStage): the warpgroup's 64 MMA rows are the block's 32 weight rows
+// twice, rows 32..63 holding the stage's second K block, and its 2 NA activation columns are
+// the two K blocks' activations, so D = [W_a; W_b] x [X_a | X_b] and output (row r, column m) is
+// D[r][m] + D[32 + r][NA + m]. In the m64nNP fragment (store_fragment) warps 2 and 3 hold rows
+// 32..63, and the second half of their values (columns NA..) are exactly what the same lane of
+// warp w - 2 needs: they go through the idle ring. out: the first 32 rows' sums (warps 0 and 1;
+// zero for warps 2 and 3, whose values KPairFragment does not store). Called by every thread.
+template <int NP>
+__device__ __forceinline__ void combine_k_pair(const float (&acc)[NP / 2], float (&out)[NP / 4], uint8_t* ring,
+                                               bool consumer) {
+  constexpr int kHalf = NP / 4;
+  float* scratch = reinterpret_cast<float*>(ring);
+  const int tc = int(threadIdx.x);
+  // Barrier 1 over the 128 consumer threads only: every wgmma of the warpgroup (and so every
+  // read of the ring) is done before the ring is written, and every write before a read.
+  if (consumer) asm volatile("bar.sync 1, 128;\n" ::: "memory");
+  if (consumer && tc >= 64) {
+#pragma unroll
+    for (int i = 0; i < kHalf; ++i) scratch[i * 64 + (tc - 64)] = acc[kHalf + i];
+  }
+  if (consumer) asm volatile("bar.sync 1, 128;\n" ::: "memory");
+#pragma unroll
+  for (int i = 0; i < kHalf; ++i) out[i] = consumer && tc < 64 ? acc[i] + scratch[i * 64 + tc] : 0.f;
+}
+
+// Output fragment of rows=32 blocks: only the first 64 consumer threads hold outputs (the
+// block's 32 weight rows; combine_k_pair).
+struct KPairFragment {
+  template <class P>
+  __device__ __forceinline__ static void store(const P& p, int row0, int64_t out_base, float scale, int tc, int i,
+                                               float v) {
+    if (tc < 64) store_fragment(p, row0, out_base, scale, tc, i, v);
+  }
+};
+
 #endif  // FP8GEMM_SMALL_M_SM90A
 
 // Block: W consumer warpgroups (warps 0 .. 4W-1) and one producer warp (warp 4W).
 template <int W>
 constexpr int kThreads = W * 128 + 32;
 
-template <class WT, class AT, int W, int NP>
+// kKPair: rows=32 blocks (two K blocks per stage, W = 1; RingStage, combine_k_pair); NP is then the
+// MMA's N, twice the activation rows of one K block.
+template <class WT, class AT, int W, int NP, bool kKPair = false>
 __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
     small_m_wgmma_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap amap,
                          const Params p) {
@@ -344,6 +383,10 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
   using St = RingStage<W, NP>;
   constexpr int kKB = St::kKB, kWBytes = St::kWBytes, kStage = St::kBytes;
   constexpr int kAcc = NP / 2;  // f32 accumulators per consumer thread
+  static_assert(!kKPair || W == 1, "K pairs fill one warpgroup");
+  constexpr int kNA = kKPair ? NP / 2 : NP;             // activation rows per K block (the amap box)
+  constexpr int kRows = kKPair ? 32 : 64 * W;           // weight rows per block (the wmap box)
+  constexpr int kHalfW = kKPair ? kWBytes / 2 : kWBytes;  // bytes of one weight box
 
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[16];
@@ -352,10 +395,11 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
 
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int stages = p.stages;
-  const int row0 = int(blockIdx.x) * (64 * W);
+  const int row0 = int(blockIdx.x) * kRows;
   const int batch = int(blockIdx.z);
   int kb0, nkb;
   split_k_blocks(p, kb0, nkb);
+  const int nst = kKPair ? (nkb + 1) / 2 : nkb;  // stages; an odd range's last pair reads past the tensor (zeros)
 
   start_block(full_bar, empty_bar, stages, 1, 4 * W, !p.late_trigger);  // full: the producer's expect_tx arrival
 
@@ -370,38 +414,47 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&amap)) : "memory");
       uint64_t pol_w, pol_a;
       stream_policies(pol_w, pol_a);
+      // Stage i's weights and activations: K block kb0 + i, or with K pairs kb0 + 2i and the next.
+      const auto load_w = [&](int i, uint8_t* st, uint64_t* bar) {
+        const int kb = kKPair ? kb0 + 2 * i : kb0 + i;
+        tma_load(st, &wmap, bar, kb * kKB, row0, batch, pol_w);
+        if constexpr (kKPair) tma_load(st + kHalfW, &wmap, bar, (kb + 1) * kKB, row0, batch, pol_w);
+      };
+      const auto load_a = [&](int i, uint8_t* st, uint64_t* bar) {
+        const int kb = kKPair ? kb0 + 2 * i : kb0 + i;
+        tma_load(st + kWBytes, &amap, bar, kb * kKB, 0, batch, pol_a);
+        if constexpr (kKPair) tma_load(st + kWBytes + kNA * kKB, &amap, bar, (kb + 1) * kKB, 0, batch, pol_a);
+      };
       // early=E: only the first E stages before the wait (the rest right after it), so that the
       // next kernel's blocks, which start as this one's leave, do not all ask for a whole ring
       // each just when the current kernel's last loads and this one's activations are due.
-      const int pre = min(stages, nkb);
+      const int pre = min(stages, nst);
       const int before_wait = p.early > 0 ? min(pre, p.early) : pre;
       for (int i = 0; i < before_wait; ++i) {
         mbar_arrive_expect_tx(&full_bar[i], kStage);
-        tma_load(ring + i * kStage, &wmap, &full_bar[i], (kb0 + i) * kKB, row0, batch, pol_w);
+        load_w(i, ring + i * kStage, &full_bar[i]);
       }
       // L2 lookahead: the next l2pf K blocks beyond the ring are requested into L2 now (before
       // the wait: HBM stays busy across the kernel boundary), then one more per block issued.
+      // (Not with K pairs: config_exists keeps l2pf=0 there.)
       int pf = pre;
-      for (const int pf_end = min(nkb, pre + p.l2pf); pf < pf_end; ++pf)
+      for (const int pf_end = kKPair ? 0 : min(nkb, pre + p.l2pf); pf < pf_end; ++pf)
         tma_prefetch_l2(&wmap, (kb0 + pf) * kKB, row0, batch);
       // The activations may be written by the previous kernel (programmatic dependent launch).
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
       // The activations first (they are what every stage now waits for), each stage's expected
       // bytes counted before any of its copies can land.
       for (int i = before_wait; i < pre; ++i) mbar_arrive_expect_tx(&full_bar[i], kStage);
-      for (int i = 0; i < pre; ++i)
-        tma_load(ring + i * kStage + kWBytes, &amap, &full_bar[i], (kb0 + i) * kKB, 0, batch, pol_a);
-      for (int i = before_wait; i < pre; ++i)
-        tma_load(ring + i * kStage, &wmap, &full_bar[i], (kb0 + i) * kKB, row0, batch, pol_w);
+      for (int i = 0; i < pre; ++i) load_a(i, ring + i * kStage, &full_bar[i]);
+      for (int i = before_wait; i < pre; ++i) load_w(i, ring + i * kStage, &full_bar[i]);
       int s = pre == stages ? 0 : pre;
       uint32_t phase = 0;  // completions of empty_bar[s] seen so far, mod 2
-      for (int i = pre; i < nkb; ++i) {
+      for (int i = pre; i < nst; ++i) {
         mbar_wait(&empty_bar[s], phase);
         mbar_arrive_expect_tx(&full_bar[s], kStage);
-        uint8_t* st = ring + s * kStage;
-        tma_load(st, &wmap, &full_bar[s], (kb0 + i) * kKB, row0, batch, pol_w);
-        tma_load(st + kWBytes, &amap, &full_bar[s], (kb0 + i) * kKB, 0, batch, pol_a);
-        if (pf < nkb && pf <= i + p.l2pf) tma_prefetch_l2(&wmap, (kb0 + pf++) * kKB, row0, batch);
+        load_w(i, ring + s * kStage, &full_bar[s]);
+        load_a(i, ring + s * kStage, &full_bar[s]);
+        if (!kKPair && pf < nkb && pf <= i + p.l2pf) tma_prefetch_l2(&wmap, (kb0 + pf++) * kKB, row0, batch);
         if (++s == stages) {
           s = 0;
           phase ^= 1;
@@ -414,12 +467,17 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
     int s = 0;
     uint32_t phase = 0;
     int prev = -1;
-    consume_k_blocks<WT, AT, NP, St>(acc, nkb, ring, full_bar, empty_bar, stages, wg, lane, s, phase,
-                                                       prev);
+    consume_k_blocks<WT, AT, NP, St>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev);
   }
   release_dependents_late(p);
 
-  finish_block<W, NP, kThreads<W>>(p, acc, ring, row0, batch, warp < 4 * W);
+  if constexpr (kKPair) {
+    float out[NP / 4];
+    combine_k_pair<NP>(acc, out, ring, warp < 4);
+    finish_block<1, kNA, kThreads<1>, NP / 4, KPairFragment>(p, out, ring, row0, batch, warp < 4);
+  } else {
+    finish_block<W, NP, kThreads<W>>(p, acc, ring, row0, batch, warp < 4 * W);
+  }
 #else
   __trap();  // wgmma and this kernel's TMA path exist on sm_90a only (can_implement refuses others)
 #endif
@@ -537,6 +595,37 @@ void launch_wgmma_np(const LaunchArgs& l, const Params& kp) {
   FP8GEMM_FAIL(kInternal, "small_m: m=", l.problem.m, " passed can_implement but has no wgmma kernel");
 }
 
+// rows=32 (K pairs): one warpgroup, two K blocks per stage; NP = the MMA's N = 2 x the activation
+// rows of one K block. TMA or cp.async weights, one-shot only (config_exists).
+template <class WT, class AT, int NP>
+void launch_wgmma_kpair(const LaunchArgs& l, const Params& kp) {
+  const Problem& pr = l.problem;
+  const Config& c = l.config;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned((pr.n + 31) / 32), unsigned(c.splitk), unsigned(pr.batch));
+  cfg.dynamicSmemBytes = shared_bytes(pr, c);
+  cfg.stream = l.stream;
+  cudaLaunchAttribute attrs[kMaxLaunchAttrs];
+  set_launch_attrs(cfg, attrs, c.splitk, c.pdl);
+  CUtensorMap amap;
+  encode_kmajor_map(&amap, l.args.a, pr.k, pr.m, pr.batch, NP / 2);
+  if (c.cp_weights) {
+    static std::atomic<uint64_t> raised{0};
+    auto kernel = small_m_wgmma_cp_kernel<WT, AT, 1, NP, true>;
+    raise_smem_limit_once(kernel, raised);
+    cfg.blockDim = dim3(unsigned(kThreadsCp<1>));
+    FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, amap, kp));
+    return;
+  }
+  static std::atomic<uint64_t> raised{0};
+  auto kernel = small_m_wgmma_kernel<WT, AT, 1, NP, true>;
+  raise_smem_limit_once(kernel, raised);
+  cfg.blockDim = dim3(unsigned(kThreads<1>));
+  CUtensorMap wmap;
+  encode_kmajor_map(&wmap, l.args.b, pr.k, pr.n, pr.batch, 32);
+  FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, wmap, amap, kp));
+}
+
 template <class WT, class AT>
 void launch_wgmma_pair(const LaunchArgs& l) {
   const Problem& pr = l.problem;
@@ -562,6 +651,12 @@ void launch_wgmma_pair(const LaunchArgs& l) {
   kp.early = c.early;
   if (c.rows == 64) return launch_wgmma_np<WT, AT, 1>(l, kp);
   if (c.rows == 128) return launch_wgmma_np<WT, AT, 2>(l, kp);
+  if (c.rows == 32) {
+    // A rank's K range is whole pairs (the last one may end at the tensor's end, odd).
+    kp.kblocks_per_split = kpair_kblocks_per_split(kp.kblocks, c.splitk);
+    if (wgmma_n(pr.m) == 8) return launch_wgmma_kpair<WT, AT, 16>(l, kp);
+    if (wgmma_n(pr.m) == 16) return launch_wgmma_kpair<WT, AT, 32>(l, kp);
+  }
   FP8GEMM_FAIL(kInternal, "small_m: config ", c.to_string(), " has no wgmma instantiation");
 }
 

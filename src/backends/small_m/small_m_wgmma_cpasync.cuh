@@ -43,14 +43,17 @@ __device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint64_t* bar) {
 // row0 of `wb` (one batch's [n][k] weights), into the 128-byte-swizzled stage at shared address
 // `st` (`swz`: this thread's swizzled column offset); rows at or beyond n and chunks at or beyond
 // k are zero-filled. Then the thread's arrival on the stage's full barrier.
-template <int kRows>
+// kKPair (rows=32): stage rows 32..63 are the block's 32 weight rows again, one K block further.
+template <int kRows, bool kKPair = false>
 __device__ __forceinline__ void cp_weight_stage(const Params& p, const uint8_t* wb, int row0, int64_t kofs, int r0,
                                                 uint32_t st, uint32_t swz, uint64_t policy, uint64_t* full) {
 #pragma unroll
   for (int j = 0; j < kRows; ++j) {
-    const int r = r0 + 16 * j;
-    const bool in = row0 + r < p.n && kofs < p.k;
-    const uint8_t* src = in ? wb + int64_t(row0 + r) * p.k + kofs : p.w;  // any valid address
+    const int r = r0 + 16 * j;                       // stage row
+    const int wr = kKPair ? (r & 31) : r;            // weight row in the block
+    const int64_t ko = kKPair ? kofs + (r >> 5) * 128 : kofs;
+    const bool in = row0 + wr < p.n && ko < p.k;
+    const uint8_t* src = in ? wb + int64_t(row0 + wr) * p.k + ko : p.w;  // any valid address
     cp_async_16_zfill(st + uint32_t(r * 128) + swz, src, in ? 16u : 0u, policy);
   }
   cp_async_mbar_arrive_noinc(full);
@@ -83,7 +86,8 @@ constexpr int kThreadsCp = W * 128 + kCpProducers;
 
 // Occupancy hint as the TMA kernel's (4 blocks per SM at 64 rows, 2 at 128): the candidates size
 // rings for up to 4 blocks per SM, and the register cap this implies (64 / 85) leaves no spills.
-template <class WT, class AT, int W, int NP>
+// kKPair: rows=32 blocks (two K blocks per stage; see the TMA kernel).
+template <class WT, class AT, int W, int NP, bool kKPair = false>
 __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     small_m_wgmma_cp_kernel(const __grid_constant__ CUtensorMap amap, const Params p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
@@ -93,6 +97,8 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
   constexpr int kRowsPerThread = W * 64 * (kKB / 16) / kCpProducers;  // 16-byte chunks per stage
   static_assert(kCpProducers % (kKB / 16) == 0, "a producer thread keeps one chunk column");
   static_assert(kKB == 128, "cp_weight_stage writes 128-byte swizzled rows");
+  static_assert(!kKPair || W == 1, "K pairs fill one warpgroup");
+  constexpr int kNA = kKPair ? NP / 2 : NP;  // activation rows per K block (the amap box)
 
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[16];
@@ -101,10 +107,11 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
 
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int stages = p.stages;
-  const int row0 = int(blockIdx.x) * (64 * W);
+  const int row0 = int(blockIdx.x) * (kKPair ? 32 : 64 * W);
   const int batch = int(blockIdx.z);
   int kb0, nkb;
   split_k_blocks(p, kb0, nkb);
+  const int nst = kKPair ? (nkb + 1) / 2 : nkb;  // stages; an odd range's last pair reads past the tensor (zeros)
 
   // full: each producer's cp.async arrival + the activation TMA's expect_tx
   start_block(full_bar, empty_bar, stages, kCpProducers + 1, 4 * W, !p.late_trigger);
@@ -123,25 +130,28 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     stream_policies(pol_w, pol_a);
     const uint8_t* wb = p.w + int64_t(batch) * p.n * p.k;
     const auto load_weights = [&](int i, int s) {
-      cp_weight_stage<kRowsPerThread>(p, wb, row0, int64_t(kb0 + i) * kKB + chunk * 16, r0, smem_addr(ring + s * kStage),
-                                      swz, pol_w, &full_bar[s]);
+      const int kb = kKPair ? kb0 + 2 * i : kb0 + i;
+      cp_weight_stage<kRowsPerThread, kKPair>(p, wb, row0, int64_t(kb) * kKB + chunk * 16, r0,
+                                              smem_addr(ring + s * kStage), swz, pol_w, &full_bar[s]);
     };
     const auto load_activations = [&](int i, int s) {
+      const int kb = kKPair ? kb0 + 2 * i : kb0 + i;
       mbar_arrive_expect_tx(&full_bar[s], kABytes);
-      tma_load(ring + s * kStage + kWBytes, &amap, &full_bar[s], (kb0 + i) * kKB, 0, batch, pol_a);
+      tma_load(ring + s * kStage + kWBytes, &amap, &full_bar[s], kb * kKB, 0, batch, pol_a);
+      if constexpr (kKPair) tma_load(ring + s * kStage + kWBytes + kNA * kKB, &amap, &full_bar[s], (kb + 1) * kKB, 0, batch, pol_a);
     };
     // The weights of the first `stages` K blocks do not depend on the previous kernel: request
     // them before griddepcontrol.wait (PDL), the activations after it.
-    const int pre = min(stages, nkb);
+    const int pre = min(stages, nst);
     for (int i = 0; i < pre; ++i) load_weights(i, i);
-    if (pt == 0 && nkb > 0) {
+    if (pt == 0 && nst > 0) {
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&amap)) : "memory");
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
       for (int i = 0; i < pre; ++i) load_activations(i, i);
     }
     int s = pre == stages ? 0 : pre;
     uint32_t phase = 0;  // completions of empty_bar[s] seen so far, mod 2
-    for (int i = pre; i < nkb; ++i) {
+    for (int i = pre; i < nst; ++i) {
       mbar_wait(&empty_bar[s], phase);
       load_weights(i, s);
       if (pt == 0) load_activations(i, s);
@@ -156,13 +166,18 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     int s = 0;
     uint32_t phase = 0;
     int prev = -1;
-    consume_k_blocks<WT, AT, NP, St, true>(acc, nkb, ring, full_bar, empty_bar, stages, wg, lane, s,
-                                                             phase, prev);
+    consume_k_blocks<WT, AT, NP, St, true>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev);
   }
   release_dependents_late(p);
 
   // Every cp.async has landed: the consumers saw each stage's full barrier, which needs them all.
-  finish_block<W, NP, kThreadsCp<W>>(p, acc, ring, row0, batch, warp < 4 * W);
+  if constexpr (kKPair) {
+    float out[NP / 4];
+    combine_k_pair<NP>(acc, out, ring, warp < 4);
+    finish_block<1, kNA, kThreadsCp<1>, NP / 4, KPairFragment>(p, out, ring, row0, batch, warp < 4);
+  } else {
+    finish_block<W, NP, kThreadsCp<W>>(p, acc, ring, row0, batch, warp < 4 * W);
+  }
 #else
   __trap();  // wgmma exists on sm_90a only (can_implement refuses other devices)
 #endif
