@@ -513,13 +513,15 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
       }
     for (const Config& c : cp_weight_candidates(p, sm_count, out)) add(c);
     // rows=32 (K pairs, M <= 16): the split that gives each SM at most one block in one wave (none
-    // where ceil(n/32) row tiles reach the SMs), rings for 1 and 2 blocks per SM, TMA and cp.async
-    // weights. Why (H200, session 13, docs/perf/small_m.md): at equal bytes per block a grid of
-    // ~128 blocks without split-K ran 10-18% faster than with split-K 2 on 16-22 MB weights.
+    // where ceil(n/32) row tiles reach the SMs), rings for 1, 2 and 3 blocks per SM, TMA and
+    // cp.async weights. Why (H200, session 13, docs/perf/small_m.md): at equal bytes per block a
+    // grid of ~128 blocks without split-K ran 10-18% faster than with split-K 2 on 16-22 MB
+    // weights; the 3-per-SM ring was the best tactic at 30 of 115 suite points when timed by name
+    // (llama70b.qkv 0.87 -> 0.90-0.91 of the HBM floor with cp.async weights).
     if (p.m <= 16) {
       const int64_t tiles = (p.n + 31) / 32 * p.batch;
       const int split = wgmma_fill_splitk(p, 32, int64_t(sm_count) / tiles * tiles);
-      for (int occ : {1, 2})
+      for (int occ : {1, 2, 3})
         if (const int st = wgmma_stages_for(p, 32, occ); st > 0) {
           add(wgmma_config(32, split, st, true, 0));
           add(with_cp_weights(wgmma_config(32, split, st, true, 0)));
