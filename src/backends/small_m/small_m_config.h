@@ -45,7 +45,7 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 // Two kernel families share this struct:
 //  - v2 (mma.sync, portable): "rows=R,splitk=S,warps=W,stages=P,pdl=0|1"; rows = 16 x row tiles.
 //  - v3 (wgmma + TMA, sm_90a only): "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1" with
-//    rows = 64 or 128 (one or two consumer warpgroups of 64 weight rows), stages = depth of the
+//    rows = 64 or 128 (one or two consumer warpgroups of 64 weight rows; 32: see rows=32 below), stages = depth of the
 //    TMA ring (2..16 stages of 128 bytes of K) and l2pf = L2 prefetch lookahead in K blocks
 //    beyond the ring (0..64; the first L are requested before waiting for the previous kernel).
 //    For v3, warps is not part of the name: it is always rows / 16 (the consumer warps; the
