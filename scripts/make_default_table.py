@@ -18,7 +18,12 @@ its choice differs from the floor, and wherever the bucket was timed at M values
 (sampled_ms): the floor is cuBLASLt's heuristic answer at each M, which below the edge is
 another tactic than the one measured. Consecutive ranges of one shape class with the same
 choice are merged; an untuned bucket between two ranges is covered only when they merge.
-Several input files are allowed; for a key present in more than one, the last file wins.
+Several input files are allowed; for a key present in more than one, the last file wins, and
+FILE:m<=N takes only the keys of M buckets <= N from FILE. That is how a tune of a changed M range
+replaces just that range (session 13: the small_m rows=32 tactics exist at M <= 16 only):
+
+    python3 scripts/make_default_table.py docs/perf/data/s11_tune_empty_h200.json.gz \
+        docs/perf/data/s13_tune_empty_h200.json.gz:m<=16
 """
 import argparse
 import gzip
@@ -37,10 +42,18 @@ END = "      // END GENERATED RULES"
 ADAPTIVE_FLOORS = {"cublaslt:heuristic"}
 
 
+def split_limit(arg):
+    """'tune.json' -> ('tune.json', None); 'tune.json:m<=16' -> ('tune.json', 16): only the keys of
+    M buckets <= 16 are read from that file."""
+    m = re.fullmatch(r"(.+):m<=(\d+)", arg)
+    return (m.group(1), int(m.group(2))) if m else (arg, None)
+
+
 def load_decisions(paths):
     by_key = {}
     device = None
-    for path in paths:
+    for arg in paths:
+        path, max_bucket = split_limit(arg)
         with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
             doc = json.load(f)
         dev = doc.get("device", {})
@@ -48,7 +61,8 @@ def load_decisions(paths):
             sys.exit(f"{path}: compute capability {dev.get('compute_capability')}, this table is for sm_90")
         device = device or dev
         for d in doc["decisions"]:
-            by_key[d["key"]] = d
+            if max_bucket is None or d["m_bucket"] <= max_bucket:
+                by_key[d["key"]] = d
     return device, list(by_key.values())
 
 
@@ -125,7 +139,8 @@ def render(template, rules, device, sources):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("json", nargs="+", help="output of `fp8gemm tune --json` (.json or .json.gz)")
+    ap.add_argument("json", nargs="+", help="output of `fp8gemm tune --json` (.json or .json.gz); FILE:m<=N reads "
+                    "only the keys of M buckets <= N from FILE (the last file naming a key wins)")
     ap.add_argument("--out", default="src/tune/default_table_sm90.cpp", help="table source to rewrite")
     ap.add_argument("--print", action="store_true", help="print the rules instead of rewriting --out")
     args = ap.parse_args()
