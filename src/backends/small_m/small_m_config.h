@@ -45,11 +45,12 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 // Two kernel families share this struct:
 //  - v2 (mma.sync, portable): "rows=R,splitk=S,warps=W,stages=P,pdl=0|1"; rows = 16 x row tiles.
 //  - v3 (wgmma + TMA, sm_90a only): "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1" with
-//    rows = 64 or 128 (one or two consumer warpgroups of 64 weight rows; 32: see rows=32 below), stages = depth of the
-//    TMA ring (2..16 stages of 128 bytes of K) and l2pf = L2 prefetch lookahead in K blocks
-//    beyond the ring (0..64; the first L are requested before waiting for the previous kernel).
-//    For v3, warps is not part of the name: it is always rows / 16 (the consumer warps; the
-//    block has one producer warp more).
+//    rows = 64 or 128 (one or two consumer warpgroups of 64 weight rows; 32: see rows=32
+//    below), stages = depth of the TMA ring (2..16 stages of 128 bytes of K) and l2pf = L2
+//    prefetch lookahead in K blocks beyond the ring (0..64; the first L are requested before
+//    waiting for the previous kernel). For v3, warps is not part of the name: it is always
+//    rows / 16 (the consumer warps, but 2 for rows=32, whose one warpgroup has 4; the block has
+//    one producer warp or warpgroup more).
 //  - v3 persistent: the v3 name followed by ",persist=P" (P = 1..4): the grid is P blocks per SM
 //    (clusters of splitk), each walking row tiles with its TMA ring running across tiles, so
 //    that the prologue is paid once and the ring never drains; split-K partial sums go through

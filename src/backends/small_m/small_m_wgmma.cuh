@@ -367,6 +367,20 @@ struct KPairFragment {
   }
 };
 
+// The one-shot kernels' end: finish_block on the accumulators, or for rows=32 (kKPair) on the
+// K-pair halves added first (combine_k_pair; the 64 threads of the block's 32 rows store).
+template <int W, int NP, int kBlockThreads, bool kKPair>
+__device__ __forceinline__ void finish_one_shot(const Params& p, const float (&acc)[NP / 2], uint8_t* ring, int row0,
+                                                int batch, bool consumer) {
+  if constexpr (kKPair) {
+    float out[NP / 4];
+    combine_k_pair<NP>(acc, out, ring, consumer);
+    finish_block<1, NP / 2, kBlockThreads, NP / 4, KPairFragment>(p, out, ring, row0, batch, consumer);
+  } else {
+    finish_block<W, NP, kBlockThreads>(p, acc, ring, row0, batch, consumer);
+  }
+}
+
 #endif  // FP8GEMM_SMALL_M_SM90A
 
 // Block: W consumer warpgroups (warps 0 .. 4W-1) and one producer warp (warp 4W).
@@ -471,13 +485,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
   }
   release_dependents_late(p);
 
-  if constexpr (kKPair) {
-    float out[NP / 4];
-    combine_k_pair<NP>(acc, out, ring, warp < 4);
-    finish_block<1, kNA, kThreads<1>, NP / 4, KPairFragment>(p, out, ring, row0, batch, warp < 4);
-  } else {
-    finish_block<W, NP, kThreads<W>>(p, acc, ring, row0, batch, warp < 4 * W);
-  }
+  finish_one_shot<W, NP, kThreads<W>, kKPair>(p, acc, ring, row0, batch, warp < 4 * W);
 #else
   __trap();  // wgmma and this kernel's TMA path exist on sm_90a only (can_implement refuses others)
 #endif

@@ -138,7 +138,8 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
       const int kb = kKPair ? kb0 + 2 * i : kb0 + i;
       mbar_arrive_expect_tx(&full_bar[s], kABytes);
       tma_load(ring + s * kStage + kWBytes, &amap, &full_bar[s], kb * kKB, 0, batch, pol_a);
-      if constexpr (kKPair) tma_load(ring + s * kStage + kWBytes + kNA * kKB, &amap, &full_bar[s], (kb + 1) * kKB, 0, batch, pol_a);
+      if constexpr (kKPair)
+        tma_load(ring + s * kStage + kWBytes + kNA * kKB, &amap, &full_bar[s], (kb + 1) * kKB, 0, batch, pol_a);
     };
     // The weights of the first `stages` K blocks do not depend on the previous kernel: request
     // them before griddepcontrol.wait (PDL), the activations after it.
@@ -171,13 +172,7 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
   release_dependents_late(p);
 
   // Every cp.async has landed: the consumers saw each stage's full barrier, which needs them all.
-  if constexpr (kKPair) {
-    float out[NP / 4];
-    combine_k_pair<NP>(acc, out, ring, warp < 4);
-    finish_block<1, kNA, kThreadsCp<1>, NP / 4, KPairFragment>(p, out, ring, row0, batch, warp < 4);
-  } else {
-    finish_block<W, NP, kThreadsCp<W>>(p, acc, ring, row0, batch, warp < 4 * W);
-  }
+  finish_one_shot<W, NP, kThreadsCp<W>, kKPair>(p, acc, ring, row0, batch, warp < 4 * W);
 #else
   __trap();  // wgmma exists on sm_90a only (can_implement refuses other devices)
 #endif
