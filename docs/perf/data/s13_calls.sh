@@ -194,3 +194,13 @@ s=$SECONDS; timeout 100 $B/fp8gemm bench --model all --m 1,2,4,8,16,24,32,48,64,
 s=$SECONDS; timeout 75 $B/fp8gemm bench --model all --m 3,12,40,100,200,300,700,3000 --tactics all --csv $R/untuned_between.csv > $R/untuned_between.log 2>&1; echo "untuned between rc=$? $((SECONDS-s))s"
 for f in untuned_small untuned_between; do echo "== $f"; python3 .gpu/auto_regret.py --by-m --worst 4 $R/$f.csv 2>&1 | head -30; done
 cd $OUT && tar czf r.tgz r && rm -rf r
+
+######## .gpu/s13_call9.sh
+#!/usr/bin/env bash
+# Session 13 call 9 (4f068c4, the final code): the SmallM and TuneGpu GPU tests and check.
+cd "$(dirname "$0")/.."
+B=.gpu/bin; unset FP8GEMM_CACHE FP8GEMM_TUNE
+s=$SECONDS; timeout 120 $B/fp8gemm_gpu_tests --gtest_brief=1 --gtest_filter='SmallM.*:TuneGpu.*:Api*:PdlOrdering*' > $OUT/gtest.txt 2>&1
+echo "gtest rc=$? $((SECONDS-s))s $(grep -E '^\[  (PASSED|FAILED)' $OUT/gtest.txt | tr '\n' ' ')"
+grep -E "FAILED|Failure" -A3 $OUT/gtest.txt | head -12
+s=$SECONDS; timeout 60 $B/fp8gemm check --quiet > $OUT/check.txt 2>&1; echo "check rc=$? $((SECONDS-s))s $(tail -1 $OUT/check.txt)"
