@@ -332,6 +332,27 @@ __device__ __forceinline__ void finish_block(const Params& p, const float (&acc)
   cluster.sync();  // no block may exit while another still reads its shared memory
 }
 
+// Stages of a block whose split covers nkb K blocks (rows=32, kKPair: two per stage; an odd range's
+// last pair reads past the tensor, which fills zeros), and the first K block of its stage i.
+template <bool kKPair>
+__device__ __forceinline__ int stage_count(int nkb) {
+  return kKPair ? (nkb + 1) / 2 : nkb;
+}
+template <bool kKPair>
+__device__ __forceinline__ int stage_kblock(int kb0, int i) {
+  return kKPair ? kb0 + 2 * i : kb0 + i;
+}
+
+// A stage's activation tile by TMA into `dst`: the kNA rows of K block kb, and with K pairs those
+// of kb + 1 right behind them (the MMA's N holds both).
+template <int kNA, bool kKPair>
+__device__ __forceinline__ void tma_stage_activations(uint8_t* dst, const CUtensorMap* amap, uint64_t* bar, int kb,
+                                                      int batch, uint64_t policy) {
+  constexpr int kKB = 128;
+  tma_load(dst, amap, bar, kb * kKB, 0, batch, policy);
+  if constexpr (kKPair) tma_load(dst + kNA * kKB, amap, bar, (kb + 1) * kKB, 0, batch, policy);
+}
+
 // rows=32 (K pairs, see RingStage): the warpgroup's 64 MMA rows are the block's 32 weight rows
 // twice, rows 32..63 holding the stage's second K block, and its 2 NA activation columns are
 // the two K blocks' activations, so D = [W_a; W_b] x [X_a | X_b] and output (row r, column m) is
@@ -413,7 +434,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
   const int batch = int(blockIdx.z);
   int kb0, nkb;
   split_k_blocks(p, kb0, nkb);
-  const int nst = kKPair ? (nkb + 1) / 2 : nkb;  // stages; an odd range's last pair reads past the tensor (zeros)
+  const int nst = stage_count<kKPair>(nkb);
 
   start_block(full_bar, empty_bar, stages, 1, 4 * W, !p.late_trigger);  // full: the producer's expect_tx arrival
 
@@ -430,14 +451,12 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
       stream_policies(pol_w, pol_a);
       // Stage i's weights and activations: K block kb0 + i, or with K pairs kb0 + 2i and the next.
       const auto load_w = [&](int i, uint8_t* st, uint64_t* bar) {
-        const int kb = kKPair ? kb0 + 2 * i : kb0 + i;
+        const int kb = stage_kblock<kKPair>(kb0, i);
         tma_load(st, &wmap, bar, kb * kKB, row0, batch, pol_w);
         if constexpr (kKPair) tma_load(st + kHalfW, &wmap, bar, (kb + 1) * kKB, row0, batch, pol_w);
       };
       const auto load_a = [&](int i, uint8_t* st, uint64_t* bar) {
-        const int kb = kKPair ? kb0 + 2 * i : kb0 + i;
-        tma_load(st + kWBytes, &amap, bar, kb * kKB, 0, batch, pol_a);
-        if constexpr (kKPair) tma_load(st + kWBytes + kNA * kKB, &amap, bar, (kb + 1) * kKB, 0, batch, pol_a);
+        tma_stage_activations<kNA, kKPair>(st + kWBytes, &amap, bar, stage_kblock<kKPair>(kb0, i), batch, pol_a);
       };
       // early=E: only the first E stages before the wait (the rest right after it), so that the
       // next kernel's blocks, which start as this one's leave, do not all ask for a whole ring
@@ -521,19 +540,23 @@ void raise_smem_limit_once(Kernel kernel, std::atomic<uint64_t>& raised) {
 // SMs at once (the occupancy the candidates assume; checked once per kernel and size).
 void require_resident(const void* kernel, int threads, size_t smem, const Config& c);
 
-template <class WT, class AT, int W, int NP>
+// kKPair: rows=32 (W = 1, NP = the MMA's N = 2 x the activation rows of one K block), the one-shot
+// TMA and cp.async kernels only (config_exists).
+template <class WT, class AT, int W, int NP, bool kKPair = false>
 void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   const Problem& pr = l.problem;
   const Config& c = l.config;
+  constexpr int kRows = kKPair ? 32 : 64 * W;  // weight rows per block (the weight map's box)
+  constexpr int kNA = kKPair ? NP / 2 : NP;    // activation rows per K block (the activation map's box)
   cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(unsigned((pr.n + 64 * W - 1) / (64 * W)), unsigned(c.splitk), unsigned(pr.batch));
+  cfg.gridDim = dim3(unsigned((pr.n + kRows - 1) / kRows), unsigned(c.splitk), unsigned(pr.batch));
   cfg.blockDim = dim3(unsigned(kThreads<W>));
   cfg.dynamicSmemBytes = shared_bytes(pr, c);
   cfg.stream = l.stream;
   cudaLaunchAttribute attrs[kMaxLaunchAttrs];
   set_launch_attrs(cfg, attrs, c.splitk, c.pdl);
 
-  if constexpr (W == 1) if (c.reg_weights) {  // rows=64 only (config_exists)
+  if constexpr (W == 1 && !kKPair) if (c.reg_weights) {  // rows=64 only (config_exists)
     // Weights in registers: no tensor maps; warpgroups of 32 rows (twice the TMA kernel's for the
     // same rows per block); the split is in whole activation slots.
     static std::atomic<uint64_t> raised_reg{0};
@@ -547,8 +570,8 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
     return;
   }
   CUtensorMap wmap, amap;
-  encode_kmajor_map(&amap, l.args.a, pr.k, pr.m, pr.batch, NP);
-  if (c.streamk > 0) {
+  encode_kmajor_map(&amap, l.args.a, pr.k, pr.m, pr.batch, kNA);
+  if constexpr (!kKPair) if (c.streamk > 0) {
     // Stream-K: B blocks per SM over the units; every block must be resident at once.
     static std::atomic<uint64_t> raised_sk{0};
     auto kernel = small_m_wgmma_streamk_kernel<WT, AT, W, NP>;
@@ -573,17 +596,18 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   if (c.cp_weights) {
     // Weights by cp.async (no weight tensor map); one producer warpgroup instead of one warp.
     static std::atomic<uint64_t> raised_cp{0};
-    auto kernel = small_m_wgmma_cp_kernel<WT, AT, W, NP>;
+    auto kernel = small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair>;
     raise_smem_limit_once(kernel, raised_cp);
     cfg.blockDim = dim3(unsigned(kThreadsCp<W>));
     FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, amap, kp));
     return;
   }
   static std::atomic<uint64_t> raised{0}, raised_persist{0};
-  auto kernel = c.persist > 0 ? small_m_wgmma_persistent_kernel<WT, AT, W, NP> : small_m_wgmma_kernel<WT, AT, W, NP>;
-  raise_smem_limit_once(kernel, c.persist > 0 ? raised_persist : raised);
-  encode_kmajor_map(&wmap, l.args.b, pr.k, pr.n, pr.batch, 64 * W);
-  if (c.persist > 0) {
+  const bool persist = !kKPair && c.persist > 0;
+  auto kernel = persist ? small_m_wgmma_persistent_kernel<WT, AT, W, NP> : small_m_wgmma_kernel<WT, AT, W, NP, kKPair>;
+  raise_smem_limit_once(kernel, persist ? raised_persist : raised);
+  encode_kmajor_map(&wmap, l.args.b, pr.k, pr.n, pr.batch, kRows);
+  if (persist) {
     // persist blocks per SM: that many clusters of splitk blocks, at most one per unit.
     FP8GEMM_REQUIRE(l.sm_count > 0, kInternal, "small_m: the persistent grid needs the device's SM count");
     const int64_t clusters = std::max<int64_t>(1, int64_t(c.persist) * l.sm_count / c.splitk);
@@ -601,37 +625,6 @@ void launch_wgmma_np(const LaunchArgs& l, const Params& kp) {
     case 32: return launch_wgmma_one<WT, AT, W, 32>(l, kp);
   }
   FP8GEMM_FAIL(kInternal, "small_m: m=", l.problem.m, " passed can_implement but has no wgmma kernel");
-}
-
-// rows=32 (K pairs): one warpgroup, two K blocks per stage; NP = the MMA's N = 2 x the activation
-// rows of one K block. TMA or cp.async weights, one-shot only (config_exists).
-template <class WT, class AT, int NP>
-void launch_wgmma_kpair(const LaunchArgs& l, const Params& kp) {
-  const Problem& pr = l.problem;
-  const Config& c = l.config;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(unsigned((pr.n + 31) / 32), unsigned(c.splitk), unsigned(pr.batch));
-  cfg.dynamicSmemBytes = shared_bytes(pr, c);
-  cfg.stream = l.stream;
-  cudaLaunchAttribute attrs[kMaxLaunchAttrs];
-  set_launch_attrs(cfg, attrs, c.splitk, c.pdl);
-  CUtensorMap amap;
-  encode_kmajor_map(&amap, l.args.a, pr.k, pr.m, pr.batch, NP / 2);
-  if (c.cp_weights) {
-    static std::atomic<uint64_t> raised{0};
-    auto kernel = small_m_wgmma_cp_kernel<WT, AT, 1, NP, true>;
-    raise_smem_limit_once(kernel, raised);
-    cfg.blockDim = dim3(unsigned(kThreadsCp<1>));
-    FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, amap, kp));
-    return;
-  }
-  static std::atomic<uint64_t> raised{0};
-  auto kernel = small_m_wgmma_kernel<WT, AT, 1, NP, true>;
-  raise_smem_limit_once(kernel, raised);
-  cfg.blockDim = dim3(unsigned(kThreads<1>));
-  CUtensorMap wmap;
-  encode_kmajor_map(&wmap, l.args.b, pr.k, pr.n, pr.batch, 32);
-  FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, wmap, amap, kp));
 }
 
 template <class WT, class AT>
@@ -662,8 +655,8 @@ void launch_wgmma_pair(const LaunchArgs& l) {
   if (c.rows == 32) {
     // A rank's K range is whole pairs (the last one may end at the tensor's end, odd).
     kp.kblocks_per_split = kpair_kblocks_per_split(kp.kblocks, c.splitk);
-    if (wgmma_n(pr.m) == 8) return launch_wgmma_kpair<WT, AT, 16>(l, kp);
-    if (wgmma_n(pr.m) == 16) return launch_wgmma_kpair<WT, AT, 32>(l, kp);
+    if (wgmma_n(pr.m) == 8) return launch_wgmma_one<WT, AT, 1, 16, true>(l, kp);
+    if (wgmma_n(pr.m) == 16) return launch_wgmma_one<WT, AT, 1, 32, true>(l, kp);
   }
   FP8GEMM_FAIL(kInternal, "small_m: config ", c.to_string(), " has no wgmma instantiation");
 }

@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
   const int batch = int(blockIdx.z);
   int kb0, nkb;
   split_k_blocks(p, kb0, nkb);
-  const int nst = kKPair ? (nkb + 1) / 2 : nkb;  // stages; an odd range's last pair reads past the tensor (zeros)
+  const int nst = stage_count<kKPair>(nkb);
 
   // full: each producer's cp.async arrival + the activation TMA's expect_tx
   start_block(full_bar, empty_bar, stages, kCpProducers + 1, 4 * W, !p.late_trigger);
@@ -130,16 +130,13 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     stream_policies(pol_w, pol_a);
     const uint8_t* wb = p.w + int64_t(batch) * p.n * p.k;
     const auto load_weights = [&](int i, int s) {
-      const int kb = kKPair ? kb0 + 2 * i : kb0 + i;
-      cp_weight_stage<kRowsPerThread, kKPair>(p, wb, row0, int64_t(kb) * kKB + chunk * 16, r0,
+      cp_weight_stage<kRowsPerThread, kKPair>(p, wb, row0, int64_t(stage_kblock<kKPair>(kb0, i)) * kKB + chunk * 16, r0,
                                               smem_addr(ring + s * kStage), swz, pol_w, &full_bar[s]);
     };
     const auto load_activations = [&](int i, int s) {
-      const int kb = kKPair ? kb0 + 2 * i : kb0 + i;
       mbar_arrive_expect_tx(&full_bar[s], kABytes);
-      tma_load(ring + s * kStage + kWBytes, &amap, &full_bar[s], kb * kKB, 0, batch, pol_a);
-      if constexpr (kKPair)
-        tma_load(ring + s * kStage + kWBytes + kNA * kKB, &amap, &full_bar[s], (kb + 1) * kKB, 0, batch, pol_a);
+      tma_stage_activations<kNA, kKPair>(ring + s * kStage + kWBytes, &amap, &full_bar[s], stage_kblock<kKPair>(kb0, i),
+                                         batch, pol_a);
     };
     // The weights of the first `stages` K blocks do not depend on the previous kernel: request
     // them before griddepcontrol.wait (PDL), the activations after it.
