@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "backends/small_m/small_m_config.h"
 #include "fp8gemm/error.h"
@@ -389,7 +390,7 @@ TEST(SmallMConfig, RejectsGarbageAndNonCanonicalNames) {
                           "wgmma,rows=64,splitk=1,stages=8,pdl=0", "wgmma,rows=64,splitk=1,stages=8,l2pf=65,pdl=0",
                           "wgmma,rows=64,splitk=1,stages=8,l2pf=-1,pdl=0", "wgmma,rows=64,splitk=1,stages=8,l2pf=08,pdl=0",
                           "wgmma,rows=64,splitk=1,stages=8,pdl=0,l2pf=0",
-                          "wgmma ,rows=64,splitk=1,stages=8,l2pf=0,pdl=0", "wgmma,rows=48,splitk=1,stages=8,l2pf=0,pdl=0",
+                          "wgmma ,rows=64,splitk=1,stages=8,l2pf=0,pdl=0", "wgmma,rows=129,splitk=1,stages=8,l2pf=0,pdl=0",
                           "wgmma,rows=64,splitk=1,warps=4,stages=8,l2pf=0,pdl=0", "wgmma,rows=64,splitk=1,stages=1,l2pf=0,pdl=0",
                           "wgmma,rows=64,splitk=1,stages=17,l2pf=0,pdl=0", "wgmma,rows=064,splitk=1,stages=8,l2pf=0,pdl=0",
                           "wgmma,rows=64,splitk=9,stages=8,l2pf=0,pdl=0", "wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,",
@@ -661,6 +662,84 @@ TEST(SmallMConfig, KPairNamesRulesAndCandidates) {
   for (const Config& x : candidate_configs(problem(8, 1280, 8192), 132, 90)) split3 |= x.rows == 32 && x.splitk == 3;
   EXPECT_TRUE(split3);
   for (const Config& x : candidate_configs(problem(8, 4096, 4096), 148, 100)) EXPECT_NE(x.rows == 32 && x.wgmma, true);
+}
+
+// Fitted rows (33..127 but 64): names, rules with their reasons, the stage layout (a weight tile
+// of the rows rounded up to 8, and the tail the last stage's 64-row wgmma reads past the ring),
+// and the candidates: the rows that make the grid at most 1..4 blocks per SM.
+TEST(SmallMConfig, FittedRowsNamesRulesLayoutAndCandidates) {
+  const Config c = with_cp_weights(wgmma_config(34, 1, 16, true));
+  EXPECT_EQ(c.to_string(), "wgmma,rows=34,splitk=1,stages=16,l2pf=0,pdl=1,wload=cp");
+  EXPECT_EQ(parse_config("wgmma,rows=71,splitk=2,stages=8,l2pf=0,pdl=2,early=4"),
+            with_early(with_late_trigger(wgmma_config(71, 2, 8, true)), 4));
+  EXPECT_TRUE(fitted_rows(33) && fitted_rows(63) && fitted_rows(65) && fitted_rows(127));
+  EXPECT_FALSE(fitted_rows(32) || fitted_rows(64) || fitted_rows(128) || fitted_rows(129));
+  EXPECT_EQ(wgmma_warpgroups(63), 1);
+  EXPECT_EQ(wgmma_warpgroups(65), 2);
+  const Malformed bad[] = {
+      {"wgmma,rows=40,splitk=1,stages=8,l2pf=8,pdl=1", "l2pf=0"},
+      {"wgmma,rows=40,splitk=1,stages=8,l2pf=0,pdl=1,persist=1", "not persist"},
+      {"wgmma,rows=100,splitk=1,stages=8,l2pf=0,pdl=1,streamk=1,wload=cp", "streamk"},
+      {"wgmma,rows=40,splitk=1,stages=8,l2pf=0,pdl=1,wload=reg", "wload=reg"},
+      {"wgmma,rows=129,splitk=1,stages=8,l2pf=0,pdl=1", "33..127"},
+  };
+  expect_rejected(bad);
+  EXPECT_TRUE(can_implement(problem(32, 4480, 15680), c, 90));  // m up to 32 (K pairs stop at 16)
+  EXPECT_TRUE(can_implement(problem(1, 208, 2064, 2), c, 90));
+  expect_sm90_only(c);
+  // 34 rows: a 40-row weight tile; 8 activation rows; the wgmma's 64 rows end 16 rows past the
+  // last stage. 100 rows: two warpgroups (128 MMA rows) over a 104-row tile and 32 activation rows.
+  const WgmmaStageLayout l34 = wgmma_stage_layout(1, 34);
+  EXPECT_EQ(l34.w_bytes, 40 * 128);
+  EXPECT_EQ(l34.stage_bytes, (40 + 8) * 128);
+  EXPECT_EQ(l34.tx_bytes, (34 + 8) * 128);
+  EXPECT_EQ(l34.tail_bytes, 16 * 128);
+  EXPECT_EQ(shared_bytes(problem(1, 4480, 15680), c), size_t(16 * 48 * 128 + 16 * 128 + 1024));
+  const WgmmaStageLayout l100 = wgmma_stage_layout(32, 100);
+  EXPECT_EQ(l100.stage_bytes, (104 + 32) * 128);
+  EXPECT_EQ(l100.tx_bytes, (100 + 32) * 128);
+  EXPECT_EQ(l100.tail_bytes, 0);
+  // The fixed layouts are unchanged: 64 W rows, or rows=32's two K blocks of 32.
+  EXPECT_EQ(wgmma_stage_layout(9, 64).stage_bytes, (64 + 16) * 128);
+  EXPECT_EQ(wgmma_stage_layout(9, 128).tx_bytes, (128 + 16) * 128);
+  EXPECT_EQ(wgmma_stage_layout(9, 32).stage_bytes, (64 + 32) * 128);
+  EXPECT_EQ(wgmma_stage_layout(9, 32).tail_bytes, 0);
+  // Every stage's tiles stay 1024-byte aligned (128-byte swizzle atoms).
+  for (int rows = 32; rows <= 128; ++rows)
+    for (int64_t m : {1, 9, 17, 32}) {
+      if (rows == 32 && m > 16) continue;
+      const WgmmaStageLayout l = wgmma_stage_layout(m, rows);
+      EXPECT_EQ(l.stage_bytes % 1024, 0) << rows << " " << m;
+      EXPECT_EQ(l.w_bytes % 1024, 0) << rows << " " << m;
+      EXPECT_GE(l.stage_bytes * 1 + l.tail_bytes, 64 * wgmma_warpgroups(rows) * 128) << rows << " " << m;
+    }
+  // Candidates: nano9b.down (4480 rows) gets 34 rows (132 blocks) and 17 is not fitted; 18560 rows
+  // get 71, 47 and 36 (2..4 per SM; 141 is too many); 4096 rows none (32 are K pairs).
+  const auto fitted_of = [](const Problem& p) {
+    std::set<int> rows;
+    for (const Config& x : candidate_configs(p, 132, 90))
+      if (x.wgmma && fitted_rows(x.rows)) {
+        EXPECT_TRUE(can_implement(p, x, 90)) << x.to_string();
+        EXPECT_EQ(x.splitk, 1) << x.to_string();
+        EXPECT_TRUE(x.pdl) << x.to_string();
+        rows.insert(x.rows);
+      }
+    return rows;
+  };
+  EXPECT_EQ(fitted_of(problem(1, 4480, 15680)), std::set<int>({34}));
+  EXPECT_EQ(fitted_of(problem(16, 18560, 4096)), std::set<int>({36, 47, 71}));
+  EXPECT_EQ(fitted_of(problem(32, 4096, 4096)), std::set<int>());
+  EXPECT_EQ(fitted_of(problem(8, 2240, 4096, 2)), std::set<int>({34}));  // batch 2: 66 blocks each
+  // Rings for 1 and 2 blocks per SM (at m=1 both are 16 stages deep: one candidate), each with
+  // TMA and cp.async weights.
+  for (const auto& [m, rings] : {std::pair<int64_t, int>{1, 1}, {32, 2}}) {
+    int cp = 0, tma = 0;
+    for (const Config& x : candidate_configs(problem(m, 4480, 15680), 132, 90))
+      if (fitted_rows(x.rows)) (x.cp_weights ? cp : tma) += 1;
+    EXPECT_EQ(cp, rings) << m;
+    EXPECT_EQ(tma, rings) << m;
+  }
+  for (const Config& x : candidate_configs(problem(1, 4480, 15680), 148, 100)) EXPECT_FALSE(fitted_rows(x.rows) && x.wgmma);
 }
 
 TEST(SmallMConfig, WgmmaCandidatesOnlyOnSm90) {

@@ -252,6 +252,43 @@ TEST(SmallM, WgmmaKPairsEveryInstantiationAndSplit) {
                           small_m::with_cp_weights);
 }
 
+// Fitted rows (33..127 but 64): one and two warpgroups whose MMA rows past the block's rows read
+// whatever the ring holds there (the next activation tile and stage, never stored): rows 33..127
+// over every N instantiation (m 1..32), 208 and 336 rows (a partial last block), K of 17 blocks
+// with a 16-byte tail, 8 blocks and 1 block, split-K up to 8, rings 2..16, pdl 0/1/2 and early,
+// batch 2, both weight paths; then every dtype pair and output type.
+TEST(SmallM, WgmmaFittedRowsEveryInstantiationAndSplit) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
+  Backend& be = small_m_backend();
+  const int rows_list[] = {33, 40, 47, 63, 65, 100, 127};
+  const int stages_list[] = {2, 3, 5, 8, 12, 16};
+  const int splitk_list[] = {1, 2, 3, 5, 8};
+  uint64_t seed = 9800;
+  int ran = 0, pick = 0;
+  for (int64_t k : {2064, 1024, 128})
+    for (int64_t m : {1, 8, 9, 17, 32}) {
+      const Problem p = make(2, m, pick % 2 ? 336 : 208, k);
+      VerifyCase vc(p, seed++);
+      const int kblocks = int((k + 127) / 128);
+      for (bool cp : {false, true}) {
+        ++pick;
+        const int pdl = pick % 3;
+        small_m::Config c = small_m::wgmma_config(rows_list[pick % 7], std::min(splitk_list[(pick * 3) % 5], kblocks),
+                                                  stages_list[pick % 6], pdl > 0);
+        if (pdl == 2) c = small_m::with_late_trigger(c);
+        if (cp) c = small_m::with_cp_weights(c);
+        while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
+        if (!cp && pdl > 0 && c.stages > 2 && pick % 4 == 0) c = small_m::with_early(c, c.stages / 2);
+        ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
+      }
+    }
+  EXPECT_EQ(ran, 30);
+  passes_every_dtype_pair(be, seed, {small_m::wgmma_config(34, 1, 6, true), small_m::wgmma_config(100, 3, 4, false)});
+  passes_every_dtype_pair(be, seed, {small_m::wgmma_config(71, 2, 8, true), small_m::wgmma_config(47, 1, 16, false)},
+                          small_m::with_cp_weights);
+}
+
 // pdl=2 (dependents released after the K loop) on the TMA and cp.async one-shot kernels: the same
 // sweep (every rows x N instantiation, rings 2..16, split-K 1..8), PDL always on.
 TEST(SmallM, WgmmaLateTriggerEveryInstantiationAndSplit) {
@@ -460,7 +497,9 @@ TEST(SmallM, WgmmaExactIntegersWithMismatchPattern) {
                                    small_m::with_reg_weights(small_m::wgmma_config(64, 1, 2, false)),
                                    small_m::streamk_config(64, 3, true, 2), small_m::streamk_config(128, 2, false, 1),
                                    small_m::wgmma_config(32, 2, 2, true),
-                                   small_m::with_cp_weights(small_m::wgmma_config(32, 1, 3, false))}) {
+                                   small_m::with_cp_weights(small_m::wgmma_config(32, 1, 3, false)),
+                                   small_m::wgmma_config(40, 2, 3, true),
+                                   small_m::with_cp_weights(small_m::wgmma_config(100, 1, 2, false))}) {
     const Tactic t{"small_m", c.to_string()};
     cudaMemset(dout, 0xFF, size_t(batch * m * n) * 2);
     GemmArgs args;
@@ -539,6 +578,8 @@ TEST(SmallM, SplitKIsDeterministic) {
     names.push_back(small_m::with_reg_weights(small_m::wgmma_config(64, 8, 4, true)).to_string());
   if (testing::test_context().device().compute_capability() == 90)
     names.push_back(small_m::with_cp_weights(small_m::wgmma_config(32, 8, 4, true)).to_string());
+  if (testing::test_context().device().compute_capability() == 90)
+    names.push_back(small_m::wgmma_config(40, 8, 4, true).to_string());
   if (testing::test_context().device().compute_capability() == 90)
     names.push_back(small_m::streamk_config(64, 4, true, 2).to_string());  // 20 tiles x 64 K blocks over 264 blocks: every tile cut
   for (const std::string& name : names) {

@@ -129,11 +129,15 @@ Config parse_config(std::string_view text) {
 namespace {
 
 Verdict wgmma_config_exists(const Config& c) {
-  if (c.rows != 32 && c.rows != 64 && c.rows != 128)
-    return Verdict::no("wgmma rows must be 32 (one warpgroup, two K blocks per stage), 64 or 128 (one or two warpgroups)");
+  if (c.rows < 32 || c.rows > 128)
+    return Verdict::no("wgmma rows must be 32 (one warpgroup, two K blocks per stage), 64 or 128 (one or two "
+                       "warpgroups), or fitted: 33..127 (one warpgroup up to 64 rows, two above)");
   if (c.rows == 32 && (c.persist > 0 || c.streamk > 0 || c.reg_weights || c.l2pf != 0))
     return Verdict::no("wgmma rows=32 (K pairs) is the one-shot kernel with TMA or cp.async weights and l2pf=0 (not "
                        "persist, streamk or wload=reg)");
+  if (fitted_rows(c.rows) && (c.persist > 0 || c.streamk > 0 || c.reg_weights || c.l2pf != 0))
+    return Verdict::no("wgmma fitted rows (33..127 but 64) are the one-shot kernel with TMA or cp.async weights and "
+                       "l2pf=0 (not persist, streamk or wload=reg)");
   if (c.warps != c.rows / 16) return Verdict::no("wgmma configs have warps = rows / 16 (the consumer warps)");
   if (c.stages < kWgmmaMinStages || c.stages > kWgmmaMaxStages) return Verdict::no("wgmma stages must be in 2..16");
   if (c.splitk < 1 || c.splitk > kMaxSplitK) return Verdict::no("splitk must be in 1..8 (cluster size)");
@@ -172,13 +176,6 @@ Verdict wgmma_config_exists(const Config& c) {
   }
   return Verdict::yes();
 }
-
-// A ring stage: 128 bytes of K of the block's weight rows and activation rows; rows=32 (K pairs)
-// holds two K blocks of both, the weights as 64 rows.
-size_t wgmma_stage_bytes(int64_t m, int rows) {
-  return rows == 32 ? size_t(64 + 2 * wgmma_n(m)) * kWgmmaKBlock : size_t(rows + wgmma_n(m)) * kWgmmaKBlock;
-}
-size_t wgmma_stage_bytes(const Problem& p, const Config& c) { return wgmma_stage_bytes(p.m, c.rows); }
 
 Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
   if (Verdict v = wgmma_config_exists(c); !v) return v;
@@ -233,6 +230,17 @@ Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
 
 }  // namespace
 
+WgmmaStageLayout wgmma_stage_layout(int64_t m, int rows) {
+  WgmmaStageLayout l;
+  const int mma_n = rows == 32 ? 2 * wgmma_n(m) : wgmma_n(m);  // K pairs: two K blocks' activations
+  const int tile_rows = rows == 32 ? 64 : (rows + 7) / 8 * 8;   // 128-byte swizzle atoms of 8 rows
+  l.w_bytes = tile_rows * kWgmmaKBlock;
+  l.stage_bytes = l.w_bytes + mma_n * kWgmmaKBlock;
+  l.tx_bytes = (rows == 32 ? 64 : rows) * kWgmmaKBlock + mma_n * kWgmmaKBlock;
+  l.tail_bytes = std::max(0, 64 * wgmma_warpgroups(rows) - tile_rows - mma_n) * kWgmmaKBlock;
+  return l;
+}
+
 size_t wgmma_reduce_bytes(const Problem& p, const Config& c) {
   if (!c.wgmma || c.persist == 0 || c.splitk <= 1) return 0;
   const size_t consumers = size_t(c.rows) * 2;
@@ -273,8 +281,12 @@ Verdict config_exists(const Config& c) {
 size_t shared_bytes(const Problem& p, const Config& c) {
   // v3 with weights in registers: activation slots only (1024-aligned like the other kernels).
   if (c.wgmma && c.reg_weights) return size_t(c.stages) * size_t(wgmma_n(p.m)) * kRegSlotK + 1024;
-  // v3: the ring plus 1 KB to align it to 1024 bytes (128-byte swizzle atoms).
-  if (c.wgmma) return size_t(c.stages) * wgmma_stage_bytes(p, c) + 1024 + wgmma_reduce_bytes(p, c);
+  // v3: the ring plus 1 KB to align it to 1024 bytes (128-byte swizzle atoms); fitted rows: and
+  // what the last stage's wgmma reads past it.
+  if (c.wgmma) {
+    const WgmmaStageLayout l = wgmma_stage_layout(p.m, c.rows);
+    return size_t(c.stages) * size_t(l.stage_bytes) + size_t(l.tail_bytes) + 1024 + wgmma_reduce_bytes(p, c);
+  }
   // Per thread R*MT*4 fp32 accumulators; one slab per warp, plus the block's partial sum that
   // the other blocks of the cluster read when K is split.
   const size_t per_slab = size_t(c.row_tiles()) * m_tiles(p.m) * 4 * 32 * sizeof(float);
@@ -337,9 +349,10 @@ int wgmma_fill_splitk(const Problem& p, int rows, int64_t target) {
 // ~1 KB reserved by the system, `static_bytes` of barriers, up to 1 KB of alignment and
 // `extra_bytes` beside the ring); 0 if < 4.
 int wgmma_ring_stages(const Problem& p, int rows, int occ, int64_t static_bytes, int64_t extra_bytes) {
-  const int64_t per_block =
-      std::min<int64_t>(kSmSharedBytes / occ - 1024 - static_bytes, int64_t(kWgmmaMaxSharedBytes)) - 1024 - extra_bytes;
-  const int64_t stage = int64_t(wgmma_stage_bytes(p.m, rows));
+  const WgmmaStageLayout l = wgmma_stage_layout(p.m, rows);
+  const int64_t per_block = std::min<int64_t>(kSmSharedBytes / occ - 1024 - static_bytes, int64_t(kWgmmaMaxSharedBytes)) -
+                            1024 - extra_bytes - l.tail_bytes;
+  const int64_t stage = l.stage_bytes;
   const int64_t st = std::min<int64_t>(kWgmmaMaxStages, per_block / stage);
   return st >= 4 ? int(st) : 0;
 }
@@ -525,6 +538,20 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
         if (const int st = wgmma_stages_for(p, 32, occ); st > 0) {
           add(wgmma_config(32, split, st, true, 0));
           add(with_cp_weights(wgmma_config(32, split, st, true, 0)));
+        }
+    }
+    // Fitted rows: the rows per block that make the grid as many blocks as 1..4 per SM (rounded
+    // up: at most that many), where that is 33..127 rows but 64; no split-K; the ring for that
+    // occupancy and the one that leaves room for the next kernel's block; TMA and cp.async.
+    for (int per_sm = 1; per_sm <= 4; ++per_sm) {
+      const int64_t per_batch = int64_t(per_sm) * sm_count / p.batch;
+      if (per_batch < 1) continue;
+      const int64_t rows = (p.n + per_batch - 1) / per_batch;
+      if (!fitted_rows(int(std::min<int64_t>(rows, 1024)))) continue;
+      for (int occ : {per_sm, per_sm + 1})
+        if (const int st = wgmma_stages_for(p, int(rows), occ); st > 0) {
+          add(wgmma_config(int(rows), 1, st, true, 0));
+          add(with_cp_weights(wgmma_config(int(rows), 1, st, true, 0)));
         }
     }
     // Weights in registers (",wload=reg") are not offered: on the H200 they lost to the best

@@ -87,6 +87,12 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 //    the same bytes per block ran 10-18% faster on 16-22 MB weights as an 8192-row weight without
 //    split-K than as a 4096-row one with split-K 2). One-shot only, TMA or cp.async weights,
 //    l2pf=0; a split's K range is whole pairs (kpair_kblocks_per_split).
+//  - fitted rows (v3, rows = 33..127 but 64): a block of one (rows <= 64) or two warpgroups whose
+//    MMA rows past `rows` are not the block's (they read whatever the ring holds there and are
+//    never stored), so that the grid can have as many blocks as the SMs hold whatever n is
+//    (4480 rows: 132 blocks of 34, where 32-row tiles make 140 and 64-row tiles 70). A stage's
+//    weight tile is `rows` rounded up to 8 rows (WgmmaStageLayout). One-shot only, TMA or cp.async
+//    weights, l2pf=0.
 //  - early=E (one-shot v3 with TMA weights and PDL, l2pf=0; spelled after pdl, absent = 0): only
 //    the first E of the ring's stages are requested before waiting for the previous kernel, the
 //    rest after it (1 <= E < stages). The next kernel's blocks, which start as this one's first
@@ -126,6 +132,26 @@ inline int kpair_kblocks_per_split(int kblocks, int splitk) {
   const int per = (kblocks + splitk - 1) / splitk;
   return (per + 1) / 2 * 2;
 }
+
+// v3 rows = 33..127 but 64: fitted rows (see Config).
+inline bool fitted_rows(int rows) { return rows > 32 && rows < 128 && rows != 64; }
+// The consumer warpgroups of a v3 block with `rows` weight rows (rows=32: one, K pairs).
+inline int wgmma_warpgroups(int rows) { return rows > 64 ? 2 : 1; }
+
+// Activation rows a v3 block loads (the wgmma's N): m rounded up to 8.
+inline int wgmma_n(int64_t m) { return int((m + 7) / 8) * 8; }
+
+// A one-shot v3 ring stage in shared memory (TMA and cp.async kernels): `stage_bytes` apart, the
+// weight tile first (`w_bytes`: 64 x warpgroups rows of 128 bytes of K; rows=32 holds its 32 rows
+// twice, for two K blocks; fitted rows: `rows` rounded up to 8), then the activation tile (the
+// MMA's N rows); `tx_bytes` is what a stage's TMA copies bring. The wgmma reads 64 rows per
+// warpgroup from the stage's start, so with fitted rows it reads on into the activation tile and
+// the next stage (rows that are not stored): `tail_bytes` after the last stage keep that inside
+// the allocation.
+struct WgmmaStageLayout {
+  int stage_bytes = 0, w_bytes = 0, tx_bytes = 0, tail_bytes = 0;
+};
+WgmmaStageLayout wgmma_stage_layout(int64_t m, int rows);
 
 // A v3 config with the derived field filled in.
 inline Config wgmma_config(int rows, int splitk, int stages, bool pdl, int l2pf = 0, int persist = 0) {
@@ -172,9 +198,6 @@ inline Config with_reg_weights(Config c) {
   c.reg_weights = true;
   return c;
 }
-
-// Activation rows a v3 block loads (the wgmma's N): m rounded up to 8.
-inline int wgmma_n(int64_t m) { return int((m + 7) / 8) * 8; }
 
 // Parses a canonical config string; throws Error(kInvalidArgument) for anything that is not
 // exactly what to_string() prints for a configuration that exists (see config_exists).

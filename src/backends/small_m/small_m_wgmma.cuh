@@ -47,6 +47,11 @@ struct Params {
   const uint8_t* a;  // register kernel: activations [batch][m][k]
   int late_trigger;  // one-shot TMA and cp.async kernels: release dependents after the K loop (pdl=2)
   int early;  // one-shot TMA kernel: > 0: only this many stages of weights are requested before the wait
+  int rows;   // weight rows per block (c.rows): the stores skip a fragment's rows at or beyond it
+  // One-shot TMA and cp.async kernels (WgmmaStageLayout, small_m_config.h): a ring stage's stride,
+  // where its activation tile starts, and the bytes its TMA copies bring (the TMA kernel's
+  // expect_tx). Fitted rows (33..127 but 64) make them differ from RingStage's.
+  int stage_bytes, w_bytes, stage_tx;
   float* sk_partials;  // stream-K: per block [2][NP/2][rows * 2] partial sums (workspace)
   unsigned* sk_flags;  // stream-K: per block, 1 while its given-away partial waits to be added
   int64_t sk_units;    // stream-K: (row tile, batch, K block) units split over the grid
@@ -225,16 +230,19 @@ FP8GEMM_DEFINE_WGMMA(E4M3, E5M2, "e4m3", "e5m2")
 // kGenericWrites: the weights were written by cp.async (the generic proxy), which wgmma (the
 // async proxy) sees only after a proxy fence on the reading side, once the full barrier says the
 // writes landed. TMA writes are async-proxy already and need none.
+// stage_bytes / w_bytes: the stage stride and where its activation tile starts (St's unless the
+// rows are fitted: Params::stage_bytes).
 template <class WT, class AT, int NP, class St, bool kGenericWrites = false>
 __device__ __forceinline__ void consume_k_blocks(float (&acc)[NP / 2], int nkb, uint8_t* ring, uint64_t* full_bar,
                                                  uint64_t* empty_bar, int stages, int wg, int lane, int& s,
-                                                 uint32_t& phase, int& prev) {
+                                                 uint32_t& phase, int& prev, int stage_bytes = St::kBytes,
+                                                 int w_bytes = St::kWBytes) {
   for (int i = 0; i < nkb; ++i) {
     mbar_wait(&full_bar[s], phase);
     if constexpr (kGenericWrites) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    const uint32_t base = smem_addr(ring + s * St::kBytes);
+    const uint32_t base = smem_addr(ring + s * stage_bytes);
     const uint64_t da = smem_desc(base + wg * (64 * St::kKB));
-    const uint64_t db = smem_desc(base + St::kWBytes);
+    const uint64_t db = smem_desc(base + w_bytes);
     fence_acc(acc);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
@@ -271,14 +279,15 @@ __device__ __forceinline__ void store_output(const P& p, int64_t out_base, int m
 // Writes scale * v, accumulator i of consumer thread tc, to out. Fragment of m64nNP f32:
 // thread tc holds weight rows (output columns n) row0 + 16 (tc/32) + (tc%32)/4 (+8 for q >= 2)
 // and activation rows (output rows m) 8 j + 2 (tc%4) + (q & 1) in acc[4 j + q]; out_base is
-// the batch's first output element.
+// the batch's first output element. Rows at or beyond the block's p.rows are not its own (fitted
+// rows: the MMA's rows past them read whatever the ring holds there) and are not stored.
 template <class P>
 __device__ __forceinline__ void store_fragment(const P& p, int row0, int64_t out_base, float scale, int tc, int i,
                                                float v) {
   const int l = tc & 31, j = i >> 2, q = i & 3;
-  const int n = row0 + (tc >> 5) * 16 + (l >> 2) + ((q & 2) ? 8 : 0);  // (tc >> 5): warp incl. wg
+  const int r = (tc >> 5) * 16 + (l >> 2) + ((q & 2) ? 8 : 0);  // (tc >> 5): warp incl. wg
   const int m = j * 8 + (l & 3) * 2 + (q & 1);
-  store_output(p, out_base, m, n, v * scale);
+  if (r < p.rows) store_output(p, out_base, m, row0 + r, v * scale);
 }
 
 // Which output element value i of consumer thread tc is: the m64nNP accumulator fragment above.
@@ -416,12 +425,14 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
                          const Params p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
   using St = RingStage<W, NP>;
-  constexpr int kKB = St::kKB, kWBytes = St::kWBytes, kStage = St::kBytes;
+  constexpr int kKB = St::kKB, kWBytes = St::kWBytes;
   constexpr int kAcc = NP / 2;  // f32 accumulators per consumer thread
   static_assert(!kKPair || W == 1, "K pairs fill one warpgroup");
-  constexpr int kNA = kKPair ? NP / 2 : NP;             // activation rows per K block (the amap box)
-  constexpr int kRows = kKPair ? 32 : 64 * W;           // weight rows per block (the wmap box)
-  constexpr int kHalfW = kKPair ? kWBytes / 2 : kWBytes;  // bytes of one weight box
+  constexpr int kNA = kKPair ? NP / 2 : NP;  // activation rows per K block (the amap box)
+  constexpr int kHalfW = kWBytes / 2;        // K pairs: where a stage's second weight box starts
+  // The stage layout (RingStage's, or with fitted rows a shorter weight tile; the wmap box is
+  // p.rows rows, and so is a block).
+  const int stage_bytes = p.stage_bytes, stage_tx = p.stage_tx, w_tile = p.w_bytes;
 
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[16];
@@ -430,7 +441,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
 
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int stages = p.stages;
-  const int row0 = int(blockIdx.x) * kRows;
+  const int row0 = int(blockIdx.x) * p.rows;
   const int batch = int(blockIdx.z);
   int kb0, nkb;
   split_k_blocks(p, kb0, nkb);
@@ -456,7 +467,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
         if constexpr (kKPair) tma_load(st + kHalfW, &wmap, bar, (kb + 1) * kKB, row0, batch, pol_w);
       };
       const auto load_a = [&](int i, uint8_t* st, uint64_t* bar) {
-        tma_stage_activations<kNA, kKPair>(st + kWBytes, &amap, bar, stage_kblock<kKPair>(kb0, i), batch, pol_a);
+        tma_stage_activations<kNA, kKPair>(st + w_tile, &amap, bar, stage_kblock<kKPair>(kb0, i), batch, pol_a);
       };
       // early=E: only the first E stages before the wait (the rest right after it), so that the
       // next kernel's blocks, which start as this one's leave, do not all ask for a whole ring
@@ -464,8 +475,8 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
       const int pre = min(stages, nst);
       const int before_wait = p.early > 0 ? min(pre, p.early) : pre;
       for (int i = 0; i < before_wait; ++i) {
-        mbar_arrive_expect_tx(&full_bar[i], kStage);
-        load_w(i, ring + i * kStage, &full_bar[i]);
+        mbar_arrive_expect_tx(&full_bar[i], stage_tx);
+        load_w(i, ring + i * stage_bytes, &full_bar[i]);
       }
       // L2 lookahead: the next l2pf K blocks beyond the ring are requested into L2 now (before
       // the wait: HBM stays busy across the kernel boundary), then one more per block issued.
@@ -477,16 +488,16 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
       // The activations first (they are what every stage now waits for), each stage's expected
       // bytes counted before any of its copies can land.
-      for (int i = before_wait; i < pre; ++i) mbar_arrive_expect_tx(&full_bar[i], kStage);
-      for (int i = 0; i < pre; ++i) load_a(i, ring + i * kStage, &full_bar[i]);
-      for (int i = before_wait; i < pre; ++i) load_w(i, ring + i * kStage, &full_bar[i]);
+      for (int i = before_wait; i < pre; ++i) mbar_arrive_expect_tx(&full_bar[i], stage_tx);
+      for (int i = 0; i < pre; ++i) load_a(i, ring + i * stage_bytes, &full_bar[i]);
+      for (int i = before_wait; i < pre; ++i) load_w(i, ring + i * stage_bytes, &full_bar[i]);
       int s = pre == stages ? 0 : pre;
       uint32_t phase = 0;  // completions of empty_bar[s] seen so far, mod 2
       for (int i = pre; i < nst; ++i) {
         mbar_wait(&empty_bar[s], phase);
-        mbar_arrive_expect_tx(&full_bar[s], kStage);
-        load_w(i, ring + s * kStage, &full_bar[s]);
-        load_a(i, ring + s * kStage, &full_bar[s]);
+        mbar_arrive_expect_tx(&full_bar[s], stage_tx);
+        load_w(i, ring + s * stage_bytes, &full_bar[s]);
+        load_a(i, ring + s * stage_bytes, &full_bar[s]);
         if (!kKPair && pf < nkb && pf <= i + p.l2pf) tma_prefetch_l2(&wmap, (kb0 + pf++) * kKB, row0, batch);
         if (++s == stages) {
           s = 0;
@@ -500,7 +511,8 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
     int s = 0;
     uint32_t phase = 0;
     int prev = -1;
-    consume_k_blocks<WT, AT, NP, St>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev);
+    consume_k_blocks<WT, AT, NP, St>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev, stage_bytes,
+                                     w_tile);
   }
   release_dependents_late(p);
 
@@ -546,10 +558,10 @@ template <class WT, class AT, int W, int NP, bool kKPair = false>
 void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   const Problem& pr = l.problem;
   const Config& c = l.config;
-  constexpr int kRows = kKPair ? 32 : 64 * W;  // weight rows per block (the weight map's box)
-  constexpr int kNA = kKPair ? NP / 2 : NP;    // activation rows per K block (the activation map's box)
+  constexpr int kNA = kKPair ? NP / 2 : NP;  // activation rows per K block (the activation map's box)
   cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(unsigned((pr.n + kRows - 1) / kRows), unsigned(c.splitk), unsigned(pr.batch));
+  // c.rows weight rows per block (the weight map's box): 32, 64 W, or fitted (fewer than 64 W).
+  cfg.gridDim = dim3(unsigned((pr.n + c.rows - 1) / c.rows), unsigned(c.splitk), unsigned(pr.batch));
   cfg.blockDim = dim3(unsigned(kThreads<W>));
   cfg.dynamicSmemBytes = shared_bytes(pr, c);
   cfg.stream = l.stream;
@@ -606,7 +618,7 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   const bool persist = !kKPair && c.persist > 0;
   auto kernel = persist ? small_m_wgmma_persistent_kernel<WT, AT, W, NP> : small_m_wgmma_kernel<WT, AT, W, NP, kKPair>;
   raise_smem_limit_once(kernel, persist ? raised_persist : raised);
-  encode_kmajor_map(&wmap, l.args.b, pr.k, pr.n, pr.batch, kRows);
+  encode_kmajor_map(&wmap, l.args.b, pr.k, pr.n, pr.batch, c.rows);
   if (persist) {
     // persist blocks per SM: that many clusters of splitk blocks, at most one per unit.
     FP8GEMM_REQUIRE(l.sm_count > 0, kInternal, "small_m: the persistent grid needs the device's SM count");
@@ -650,8 +662,13 @@ void launch_wgmma_pair(const LaunchArgs& l) {
   kp.a = static_cast<const uint8_t*>(l.args.a);
   kp.late_trigger = c.late_trigger;
   kp.early = c.early;
-  if (c.rows == 64) return launch_wgmma_np<WT, AT, 1>(l, kp);
-  if (c.rows == 128) return launch_wgmma_np<WT, AT, 2>(l, kp);
+  kp.rows = c.rows;
+  const WgmmaStageLayout layout = wgmma_stage_layout(pr.m, c.rows);
+  kp.stage_bytes = layout.stage_bytes;
+  kp.w_bytes = layout.w_bytes;
+  kp.stage_tx = layout.tx_bytes;
+  if (c.rows == 64 || (fitted_rows(c.rows) && wgmma_warpgroups(c.rows) == 1)) return launch_wgmma_np<WT, AT, 1>(l, kp);
+  if (c.rows == 128 || fitted_rows(c.rows)) return launch_wgmma_np<WT, AT, 2>(l, kp);
   if (c.rows == 32) {
     // A rank's K range is whole pairs (the last one may end at the tensor's end, odd).
     kp.kblocks_per_split = kpair_kblocks_per_split(kp.kblocks, c.splitk);

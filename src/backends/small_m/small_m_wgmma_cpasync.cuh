@@ -44,12 +44,15 @@ __device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint64_t* bar) {
 // `st` (`swz`: this thread's swizzled column offset); rows at or beyond n and chunks at or beyond
 // k are zero-filled. Then the thread's arrival on the stage's full barrier.
 // kKPair (rows=32): stage rows 32..63 are the block's 32 weight rows again, one K block further.
+// Fitted rows (p.rows < 64 W): rows at or beyond p.rows are not copied (the stage's weight tile
+// ends at p.rows rounded up to 8; what follows is the activation tile).
 template <int kRows, bool kKPair = false>
 __device__ __forceinline__ void cp_weight_stage(const Params& p, const uint8_t* wb, int row0, int64_t kofs, int r0,
                                                 uint32_t st, uint32_t swz, uint64_t policy, uint64_t* full) {
 #pragma unroll
   for (int j = 0; j < kRows; ++j) {
     const int r = r0 + 16 * j;                       // stage row
+    if (!kKPair && r >= p.rows) break;               // r0 < 16: rows grow with j
     const int wr = kKPair ? (r & 31) : r;            // weight row in the block
     const int64_t ko = kKPair ? kofs + (r >> 5) * 128 : kofs;
     const bool in = row0 + wr < p.n && ko < p.k;
@@ -91,8 +94,9 @@ template <class WT, class AT, int W, int NP, bool kKPair = false>
 __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     small_m_wgmma_cp_kernel(const __grid_constant__ CUtensorMap amap, const Params p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
-  using St = RingStage<W, NP>;  // the TMA kernel's stage layout
-  constexpr int kKB = St::kKB, kWBytes = St::kWBytes, kABytes = St::kABytes, kStage = St::kBytes;
+  using St = RingStage<W, NP>;  // the TMA kernel's stage layout (fitted rows: Params::stage_bytes)
+  constexpr int kKB = St::kKB, kABytes = St::kABytes;
+  const int stage_bytes = p.stage_bytes, w_tile = p.w_bytes;
   constexpr int kAcc = NP / 2;  // f32 accumulators per consumer thread
   constexpr int kRowsPerThread = W * 64 * (kKB / 16) / kCpProducers;  // 16-byte chunks per stage
   static_assert(kCpProducers % (kKB / 16) == 0, "a producer thread keeps one chunk column");
@@ -107,7 +111,7 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
 
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int stages = p.stages;
-  const int row0 = int(blockIdx.x) * (kKPair ? 32 : 64 * W);
+  const int row0 = int(blockIdx.x) * p.rows;
   const int batch = int(blockIdx.z);
   int kb0, nkb;
   split_k_blocks(p, kb0, nkb);
@@ -131,11 +135,11 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     const uint8_t* wb = p.w + int64_t(batch) * p.n * p.k;
     const auto load_weights = [&](int i, int s) {
       cp_weight_stage<kRowsPerThread, kKPair>(p, wb, row0, int64_t(stage_kblock<kKPair>(kb0, i)) * kKB + chunk * 16, r0,
-                                              smem_addr(ring + s * kStage), swz, pol_w, &full_bar[s]);
+                                              smem_addr(ring + s * stage_bytes), swz, pol_w, &full_bar[s]);
     };
     const auto load_activations = [&](int i, int s) {
       mbar_arrive_expect_tx(&full_bar[s], kABytes);
-      tma_stage_activations<kNA, kKPair>(ring + s * kStage + kWBytes, &amap, &full_bar[s], stage_kblock<kKPair>(kb0, i),
+      tma_stage_activations<kNA, kKPair>(ring + s * stage_bytes + w_tile, &amap, &full_bar[s], stage_kblock<kKPair>(kb0, i),
                                          batch, pol_a);
     };
     // The weights of the first `stages` K blocks do not depend on the previous kernel: request
@@ -164,7 +168,8 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     int s = 0;
     uint32_t phase = 0;
     int prev = -1;
-    consume_k_blocks<WT, AT, NP, St, true>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev);
+    consume_k_blocks<WT, AT, NP, St, true>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev,
+                                           stage_bytes, w_tile);
   }
   release_dependents_late(p);
 

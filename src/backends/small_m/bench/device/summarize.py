@@ -1,10 +1,13 @@
 # Table from `fp8gemm bench --json`: best tactic of one family (names containing FAMILY, default
 # "persist=", e.g. "wload=cp") / best other small_m tactic / best of all vs cuBLASLt default.
+# FAMILY "re:REGEX" matches names by regular expression instead, e.g. "re:rows=(?!32,|64,|128,)"
+# for the fitted rows.
 # Usage: summarize.py [--family TEXT] b1.json [b2.json ...]
-import json, math, sys, collections
+import json, math, sys, collections, re
 args = sys.argv[1:]
 FAM = "persist="
 if args[:1] == ["--family"]: FAM, args = args[1], args[2:]
+def in_family(name): return bool(re.search(FAM[3:], name)) if FAM.startswith("re:") else FAM in name
 d = {"points": []}
 for f in args:
     try: d["points"] += json.load(open(f))["points"]
@@ -19,8 +22,8 @@ for p in d["points"]:
     ref = e.get("cublaslt_default", {})
     floor = b * (N * K + M * K + 2 * M * N) / HBM * 1e6
     full = [t for t in p["timings"] if t["ok"] and len(t["samples_us"]) > 1 and t["tactic"].startswith("small_m:")]
-    v3 = [t for t in full if FAM in t["tactic"]]
-    v2 = [t for t in full if FAM not in t["tactic"]]
+    v3 = [t for t in full if in_family(t["tactic"])]
+    v2 = [t for t in full if not in_family(t["tactic"])]
     bad = [t["tactic"] + " " + t["error"][:80] for t in p["timings"] if not t["ok"] and t["tactic"].startswith("small_m:")]
     for x in bad[:3]: print("NOT OK", p["shape"], M, x)
     if not ref.get("ok") or not full:
