@@ -1,6 +1,7 @@
 // The tuner on the GPU: tuned `auto` within 3% of the best measured tactic (also at M between
 // bucket edges), nothing profiled during stream capture inside an AutotuneScope, and a cache
 // saved on this device loading back in a fresh Context.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -49,13 +50,27 @@ TEST(TuneGpu, TunedAutoIsWithinThreePercentOfTheBestTactic) {
     const Tactic chosen = ctx.choose(p, "auto");
     const RoundResult r = measure_in_rounds(timer, p, everything(ctx, p, chosen), ro);
     ASSERT_TRUE(r.reference.ok) << r.reference.error;
-    double best = r.reference.median_us;
-    std::string best_name = chosen.name();
+    std::vector<const Timing*> fastest;
     for (const Timing& t : r.finalists)
+      if (t.ok && t.tactic != chosen) fastest.push_back(&t);
+    std::sort(fastest.begin(), fastest.end(), [](const Timing* x, const Timing* y) { return x->median_us < y->median_us; });
+    const double round_ratio = fastest.empty() ? 1.0 : r.reference.median_us / fastest[0]->median_us;
+    // The round's fastest is the least of a dozen noisy medians, and so biased low; in session 13
+    // this test failed 6 of 11 times on near-tie twins that the round put 4-6% apart and the
+    // bench and the tune alike. The verdict comes from a second, independent measurement: auto
+    // against the round's three fastest others, 15 replays each, round-robin.
+    std::vector<Tactic> confirm{chosen};
+    for (size_t i = 0; i < fastest.size() && i < 3; ++i) confirm.push_back(fastest[i]->tactic);
+    const std::vector<Timing> c = timer.measure(p, confirm, MeasureOptions{0, 15, 1});
+    ASSERT_EQ(c.size(), confirm.size());
+    ASSERT_TRUE(c[0].ok) << c[0].error;
+    double best = c[0].median_us;
+    std::string best_name = chosen.name();
+    for (const Timing& t : c)
       if (t.ok && t.median_us < best) best = t.median_us, best_name = t.tactic.name();
-    const double ratio = r.reference.median_us / best;
-    std::printf("%-50s auto %8.2f us  best %8.2f us  ratio %.3f  noise %.3f  auto=%s best=%s\n",
-                p.to_string().c_str(), r.reference.median_us, best, ratio, r.noise, chosen.name().c_str(),
+    const double ratio = c[0].median_us / best;
+    std::printf("%-50s auto %8.2f us  best %8.2f us  ratio %.3f (round %.3f)  noise %.3f  auto=%s best=%s\n",
+                p.to_string().c_str(), c[0].median_us, best, ratio, round_ratio, r.noise, chosen.name().c_str(),
                 best_name.c_str());
     EXPECT_LE(ratio, 1.03 + 2 * r.noise) << p << ": auto " << chosen.name() << " vs best " << best_name;
   }

@@ -607,9 +607,14 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   }
   if (c.cp_weights) {
     // Weights by cp.async (no weight tensor map); one producer warpgroup instead of one warp.
-    static std::atomic<uint64_t> raised_cp{0};
+    static std::atomic<uint64_t> raised_cp{0}, raised_cp_fitted{0};
     auto kernel = small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair>;
-    raise_smem_limit_once(kernel, raised_cp);
+    bool fitted = false;
+    if constexpr (!kKPair) {
+      fitted = fitted_rows(c.rows);
+      if (fitted) kernel = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, true>;
+    }
+    raise_smem_limit_once(kernel, fitted ? raised_cp_fitted : raised_cp);
     cfg.blockDim = dim3(unsigned(kThreadsCp<W>));
     FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, amap, kp));
     return;
