@@ -713,32 +713,34 @@ TEST(SmallMConfig, FittedRowsNamesRulesLayoutAndCandidates) {
       EXPECT_EQ(l.w_bytes % 1024, 0) << rows << " " << m;
       EXPECT_GE(l.stage_bytes * 1 + l.tail_bytes, 64 * wgmma_warpgroups(rows) * 128) << rows << " " << m;
     }
-  // Candidates: nano9b.down (4480 rows) gets 34 rows (132 blocks) and 17 is not fitted; 18560 rows
-  // get 71, 47 and 36 (2..4 per SM; 141 is too many); 4096 rows none (32 are K pairs).
+  // Candidates: the rows that make 2, 3 and 4 blocks per SM where they are fitted: 18560 rows get
+  // 71, 47 and 36, 28672 rows 109, 73 and 55; 4480 rows none (17 is too few; one block per SM, 34
+  // rows, is not offered); batch 2 of 4480 rows: 34 (2 x 66 blocks).
   const auto fitted_of = [](const Problem& p) {
     std::set<int> rows;
+    int cp = 0, tma = 0;
     for (const Config& x : candidate_configs(p, 132, 90))
       if (x.wgmma && fitted_rows(x.rows)) {
         EXPECT_TRUE(can_implement(p, x, 90)) << x.to_string();
         EXPECT_EQ(x.splitk, 1) << x.to_string();
         EXPECT_TRUE(x.pdl) << x.to_string();
+        if (!x.late_trigger && x.early == 0) (x.cp_weights ? cp : tma) += 1;  // not the <= 40 MB twins
         rows.insert(x.rows);
       }
+    EXPECT_EQ(cp, tma) << p;                  // each with TMA and with cp.async weights
+    EXPECT_EQ(size_t(cp), rows.size()) << p;  // one ring each
     return rows;
   };
-  EXPECT_EQ(fitted_of(problem(1, 4480, 15680)), std::set<int>({34}));
   EXPECT_EQ(fitted_of(problem(16, 18560, 4096)), std::set<int>({36, 47, 71}));
+  EXPECT_EQ(fitted_of(problem(1, 28672, 4096)), std::set<int>({55, 73, 109}));
+  EXPECT_EQ(fitted_of(problem(1, 4480, 15680)), std::set<int>());
   EXPECT_EQ(fitted_of(problem(32, 4096, 4096)), std::set<int>());
-  EXPECT_EQ(fitted_of(problem(8, 2240, 4096, 2)), std::set<int>({34}));  // batch 2: 66 blocks each
-  // Rings for 1 and 2 blocks per SM (at m=1 both are 16 stages deep: one candidate), each with
-  // TMA and cp.async weights.
-  for (const auto& [m, rings] : {std::pair<int64_t, int>{1, 1}, {32, 2}}) {
-    int cp = 0, tma = 0;
-    for (const Config& x : candidate_configs(problem(m, 4480, 15680), 132, 90))
-      if (fitted_rows(x.rows)) (x.cp_weights ? cp : tma) += 1;
-    EXPECT_EQ(cp, rings) << m;
-    EXPECT_EQ(tma, rings) << m;
-  }
+  EXPECT_EQ(fitted_of(problem(8, 4480, 4096, 2)), std::set<int>({34}));
+  // The ring for that many blocks per SM: 3 blocks of 47 rows at m=16 (a 48-row weight tile and
+  // 16 activation rows, 8 KB a stage, no tail; per block ~1 KB system, 256 B of barriers and 1 KB
+  // of alignment): 9 stages.
+  for (const Config& x : candidate_configs(problem(16, 18560, 4096), 132, 90))
+    if (x.rows == 47) EXPECT_EQ(x.stages, (228 * 1024 / 3 - 1024 - 256 - 1024) / ((48 + 16) * 128));
   for (const Config& x : candidate_configs(problem(1, 4480, 15680), 148, 100)) EXPECT_FALSE(fitted_rows(x.rows) && x.wgmma);
 }
 

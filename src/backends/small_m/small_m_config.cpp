@@ -540,19 +540,22 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
           add(with_cp_weights(wgmma_config(32, split, st, true, 0)));
         }
     }
-    // Fitted rows: the rows per block that make the grid as many blocks as 1..4 per SM (rounded
-    // up: at most that many), where that is 33..127 rows but 64; no split-K; the ring for that
-    // occupancy and the one that leaves room for the next kernel's block; TMA and cp.async.
-    for (int per_sm = 1; per_sm <= 4; ++per_sm) {
+    // Fitted rows: the rows per block that make the grid as many blocks as 2, 3 or 4 per SM
+    // (rounded up: at most that many), where that is 33..127 rows but 64; no split-K; the ring
+    // for that occupancy; TMA and cp.async. Why these (H200, session 14, docs/perf/small_m.md):
+    // of 1..4 blocks per SM with rings for that occupancy and one more, they were the best small_m
+    // tactic at 8 of 80 suite points at M <= 16 (by 0.5-3.4%: llama8b.gate_up 109 rows with
+    // cp.async, nemoH8b.in_proj 47 and 71 rows with TMA), all at 2-3 blocks per SM with the ring
+    // for that occupancy; one block per SM (nano9b.down: 132 blocks of 34 rows) never won.
+    for (int per_sm = 2; per_sm <= 4; ++per_sm) {
       const int64_t per_batch = int64_t(per_sm) * sm_count / p.batch;
       if (per_batch < 1) continue;
       const int64_t rows = (p.n + per_batch - 1) / per_batch;
       if (!fitted_rows(int(std::min<int64_t>(rows, 1024)))) continue;
-      for (int occ : {per_sm, per_sm + 1})
-        if (const int st = wgmma_stages_for(p, int(rows), occ); st > 0) {
-          add(wgmma_config(int(rows), 1, st, true, 0));
-          add(with_cp_weights(wgmma_config(int(rows), 1, st, true, 0)));
-        }
+      if (const int st = wgmma_stages_for(p, int(rows), per_sm); st > 0) {
+        add(wgmma_config(int(rows), 1, st, true, 0));
+        add(with_cp_weights(wgmma_config(int(rows), 1, st, true, 0)));
+      }
     }
     // Weights in registers (",wload=reg") are not offered: on the H200 they lost to the best
     // other small_m tactic at every suite point at M = 1 and 16 (docs/perf/small_m.md, Session 6).
