@@ -570,10 +570,11 @@ TEST(SmallMConfig, CpWeightCandidatesFollowTheirRules) {
         EXPECT_TRUE(twin || per_sm || small_split2) << p << " " << c.to_string();
       }
       EXPECT_LE(split_twins, 8 + 8) << p;  // the split-K twins, and per-SM ones that match a TMA candidate
-      // Every split-1 one-shot TMA candidate with PDL has its cp.async twin (early=E is TMA-only).
+      // Every split-1 one-shot TMA candidate with PDL has its cp.async twin (early=E is TMA-only;
+      // fitted rows have a cp.async candidate with a ring of its own: FittedRows... below).
       for (const Config& c : cands)
         if (c.wgmma && !c.cp_weights && !c.reg_weights && !c.late_trigger && c.persist == 0 && c.l2pf == 0 && c.pdl &&
-            c.splitk == 1 && c.early == 0)
+            c.splitk == 1 && c.early == 0 && !fitted_rows(c.rows))
           EXPECT_TRUE(offered(with_cp_weights(c))) << p << " " << c.to_string();
       // One wave of 3 blocks per SM with 64-row tiles, where that is a split of its own.
       const int64_t t64 = (p.n + 63) / 64;
@@ -687,32 +688,45 @@ TEST(SmallMConfig, FittedRowsNamesRulesLayoutAndCandidates) {
   EXPECT_TRUE(can_implement(problem(32, 4480, 15680), c, 90));  // m up to 32 (K pairs stop at 16)
   EXPECT_TRUE(can_implement(problem(1, 208, 2064, 2), c, 90));
   expect_sm90_only(c);
-  // 34 rows: a 40-row weight tile; 8 activation rows; the wgmma's 64 rows end 16 rows past the
-  // last stage. 100 rows: two warpgroups (128 MMA rows) over a 104-row tile and 32 activation rows.
-  const WgmmaStageLayout l34 = wgmma_stage_layout(1, 34);
+  // TMA weights, 34 rows: a 40-row weight tile; 8 activation rows; the wgmma's 64 rows end 16 rows
+  // past the last stage. 100 rows: two warpgroups (128 MMA rows) over a 104-row tile and 32
+  // activation rows. cp.async weights keep the whole 64 W-row tile (the rows past 34 zero-filled).
+  const WgmmaStageLayout l34 = wgmma_stage_layout(1, 34, false);
   EXPECT_EQ(l34.w_bytes, 40 * 128);
   EXPECT_EQ(l34.stage_bytes, (40 + 8) * 128);
   EXPECT_EQ(l34.tx_bytes, (34 + 8) * 128);
   EXPECT_EQ(l34.tail_bytes, 16 * 128);
-  EXPECT_EQ(shared_bytes(problem(1, 4480, 15680), c), size_t(16 * 48 * 128 + 16 * 128 + 1024));
-  const WgmmaStageLayout l100 = wgmma_stage_layout(32, 100);
+  const Config tma34 = wgmma_config(34, 1, 16, true);
+  EXPECT_EQ(shared_bytes(problem(1, 4480, 15680), tma34), size_t(16 * 48 * 128 + 16 * 128 + 1024));
+  const WgmmaStageLayout cp34 = wgmma_stage_layout(1, 34, true);
+  EXPECT_EQ(cp34.w_bytes, 64 * 128);
+  EXPECT_EQ(cp34.stage_bytes, (64 + 8) * 128);
+  EXPECT_EQ(cp34.tail_bytes, 0);
+  EXPECT_EQ(shared_bytes(problem(1, 4480, 15680), c), size_t(16 * 72 * 128 + 1024));
+  const WgmmaStageLayout l100 = wgmma_stage_layout(32, 100, false);
   EXPECT_EQ(l100.stage_bytes, (104 + 32) * 128);
   EXPECT_EQ(l100.tx_bytes, (100 + 32) * 128);
   EXPECT_EQ(l100.tail_bytes, 0);
-  // The fixed layouts are unchanged: 64 W rows, or rows=32's two K blocks of 32.
-  EXPECT_EQ(wgmma_stage_layout(9, 64).stage_bytes, (64 + 16) * 128);
-  EXPECT_EQ(wgmma_stage_layout(9, 128).tx_bytes, (128 + 16) * 128);
-  EXPECT_EQ(wgmma_stage_layout(9, 32).stage_bytes, (64 + 32) * 128);
-  EXPECT_EQ(wgmma_stage_layout(9, 32).tail_bytes, 0);
-  // Every stage's tiles stay 1024-byte aligned (128-byte swizzle atoms).
+  EXPECT_EQ(wgmma_stage_layout(32, 100, true).stage_bytes, (128 + 32) * 128);
+  // The fixed layouts are unchanged, with either weight path: 64 W rows, or rows=32's two K
+  // blocks of 32.
+  for (bool cp : {false, true}) {
+    EXPECT_EQ(wgmma_stage_layout(9, 64, cp).stage_bytes, (64 + 16) * 128);
+    EXPECT_EQ(wgmma_stage_layout(9, 128, cp).tx_bytes, (128 + 16) * 128);
+    EXPECT_EQ(wgmma_stage_layout(9, 32, cp).stage_bytes, (64 + 32) * 128);
+    EXPECT_EQ(wgmma_stage_layout(9, 32, cp).tail_bytes, 0);
+  }
+  // Every stage's tiles stay 1024-byte aligned (128-byte swizzle atoms), and the wgmma's rows stay
+  // inside the ring.
   for (int rows = 32; rows <= 128; ++rows)
-    for (int64_t m : {1, 9, 17, 32}) {
-      if (rows == 32 && m > 16) continue;
-      const WgmmaStageLayout l = wgmma_stage_layout(m, rows);
-      EXPECT_EQ(l.stage_bytes % 1024, 0) << rows << " " << m;
-      EXPECT_EQ(l.w_bytes % 1024, 0) << rows << " " << m;
-      EXPECT_GE(l.stage_bytes * 1 + l.tail_bytes, 64 * wgmma_warpgroups(rows) * 128) << rows << " " << m;
-    }
+    for (int64_t m : {1, 9, 17, 32})
+      for (bool cp : {false, true}) {
+        if (rows == 32 && m > 16) continue;
+        const WgmmaStageLayout l = wgmma_stage_layout(m, rows, cp);
+        EXPECT_EQ(l.stage_bytes % 1024, 0) << rows << " " << m;
+        EXPECT_EQ(l.w_bytes % 1024, 0) << rows << " " << m;
+        EXPECT_GE(l.stage_bytes + l.tail_bytes, 64 * wgmma_warpgroups(rows) * 128) << rows << " " << m;
+      }
   // Candidates: the rows that make 2, 3 and 4 blocks per SM where they are fitted: 18560 rows get
   // 71, 47 and 36, 28672 rows 109, 73 and 55; 4480 rows none (17 is too few; one block per SM, 34
   // rows, is not offered); batch 2 of 4480 rows: 34 (2 x 66 blocks).
@@ -736,11 +750,12 @@ TEST(SmallMConfig, FittedRowsNamesRulesLayoutAndCandidates) {
   EXPECT_EQ(fitted_of(problem(1, 4480, 15680)), std::set<int>());
   EXPECT_EQ(fitted_of(problem(32, 4096, 4096)), std::set<int>());
   EXPECT_EQ(fitted_of(problem(8, 4480, 4096, 2)), std::set<int>({34}));
-  // The ring for that many blocks per SM: 3 blocks of 47 rows at m=16 (a 48-row weight tile and
-  // 16 activation rows, 8 KB a stage, no tail; per block ~1 KB system, 256 B of barriers and 1 KB
-  // of alignment): 9 stages.
+  // The ring for that many blocks per SM: 3 blocks of 47 rows at m=16 (TMA: a 48-row weight tile
+  // and 16 activation rows, 8 KB a stage, no tail; cp.async: the 64-row tile, 10 KB; per block ~1 KB
+  // system, 256 B of barriers and 1 KB of alignment): 9 and 7 stages.
   for (const Config& x : candidate_configs(problem(16, 18560, 4096), 132, 90))
-    if (x.rows == 47) EXPECT_EQ(x.stages, (228 * 1024 / 3 - 1024 - 256 - 1024) / ((48 + 16) * 128));
+    if (x.rows == 47)
+      EXPECT_EQ(x.stages, (228 * 1024 / 3 - 1024 - 256 - 1024) / (((x.cp_weights ? 64 : 48) + 16) * 128));
   for (const Config& x : candidate_configs(problem(1, 4480, 15680), 148, 100)) EXPECT_FALSE(fitted_rows(x.rows) && x.wgmma);
 }
 

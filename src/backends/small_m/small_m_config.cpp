@@ -230,10 +230,12 @@ Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
 
 }  // namespace
 
-WgmmaStageLayout wgmma_stage_layout(int64_t m, int rows) {
+WgmmaStageLayout wgmma_stage_layout(int64_t m, int rows, bool cp_weights) {
   WgmmaStageLayout l;
   const int mma_n = rows == 32 ? 2 * wgmma_n(m) : wgmma_n(m);  // K pairs: two K blocks' activations
-  const int tile_rows = rows == 32 ? 64 : (rows + 7) / 8 * 8;   // 128-byte swizzle atoms of 8 rows
+  const int tile_rows = rows == 32   ? 64
+                        : cp_weights ? 64 * wgmma_warpgroups(rows)
+                                     : (rows + 7) / 8 * 8;  // 128-byte swizzle atoms of 8 rows
   l.w_bytes = tile_rows * kWgmmaKBlock;
   l.stage_bytes = l.w_bytes + mma_n * kWgmmaKBlock;
   l.tx_bytes = (rows == 32 ? 64 : rows) * kWgmmaKBlock + mma_n * kWgmmaKBlock;
@@ -284,7 +286,7 @@ size_t shared_bytes(const Problem& p, const Config& c) {
   // v3: the ring plus 1 KB to align it to 1024 bytes (128-byte swizzle atoms); fitted rows: and
   // what the last stage's wgmma reads past it.
   if (c.wgmma) {
-    const WgmmaStageLayout l = wgmma_stage_layout(p.m, c.rows);
+    const WgmmaStageLayout l = wgmma_stage_layout(p.m, c.rows, c.cp_weights);
     return size_t(c.stages) * size_t(l.stage_bytes) + size_t(l.tail_bytes) + 1024 + wgmma_reduce_bytes(p, c);
   }
   // Per thread R*MT*4 fp32 accumulators; one slab per warp, plus the block's partial sum that
@@ -348,8 +350,9 @@ int wgmma_fill_splitk(const Problem& p, int rows, int64_t target) {
 // v3: the deepest ring with which `occ` blocks fit one SM's shared memory (228 KB; per block
 // ~1 KB reserved by the system, `static_bytes` of barriers, up to 1 KB of alignment and
 // `extra_bytes` beside the ring); 0 if < 4.
-int wgmma_ring_stages(const Problem& p, int rows, int occ, int64_t static_bytes, int64_t extra_bytes) {
-  const WgmmaStageLayout l = wgmma_stage_layout(p.m, rows);
+int wgmma_ring_stages(const Problem& p, int rows, int occ, int64_t static_bytes, int64_t extra_bytes,
+                      bool cp_weights = false) {
+  const WgmmaStageLayout l = wgmma_stage_layout(p.m, rows, cp_weights);
   const int64_t per_block = std::min<int64_t>(kSmSharedBytes / occ - 1024 - static_bytes, int64_t(kWgmmaMaxSharedBytes)) -
                             1024 - extra_bytes - l.tail_bytes;
   const int64_t stage = l.stage_bytes;
@@ -358,7 +361,9 @@ int wgmma_ring_stages(const Problem& p, int rows, int occ, int64_t static_bytes,
 }
 
 // v3: 256 bytes of barriers per block.
-int wgmma_stages_for(const Problem& p, int rows, int occ) { return wgmma_ring_stages(p, rows, occ, 256, 0); }
+int wgmma_stages_for(const Problem& p, int rows, int occ, bool cp_weights = false) {
+  return wgmma_ring_stages(p, rows, occ, 256, 0, cp_weights);
+}
 
 // v3 persistent: <= 512 bytes of barriers, and the split-K receive buffer beside the ring.
 int wgmma_persist_stages(const Problem& p, int rows, int splitk, int occ) {
@@ -552,10 +557,9 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
       if (per_batch < 1) continue;
       const int64_t rows = (p.n + per_batch - 1) / per_batch;
       if (!fitted_rows(int(std::min<int64_t>(rows, 1024)))) continue;
-      if (const int st = wgmma_stages_for(p, int(rows), per_sm); st > 0) {
-        add(wgmma_config(int(rows), 1, st, true, 0));
+      if (const int st = wgmma_stages_for(p, int(rows), per_sm); st > 0) add(wgmma_config(int(rows), 1, st, true, 0));
+      if (const int st = wgmma_stages_for(p, int(rows), per_sm, true); st > 0)
         add(with_cp_weights(wgmma_config(int(rows), 1, st, true, 0)));
-      }
     }
     // Weights in registers (",wload=reg") are not offered: on the H200 they lost to the best
     // other small_m tactic at every suite point at M = 1 and 16 (docs/perf/small_m.md, Session 6).

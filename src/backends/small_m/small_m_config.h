@@ -90,9 +90,9 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 //  - fitted rows (v3, rows = 33..127 but 64): a block of one (rows <= 64) or two warpgroups whose
 //    MMA rows past `rows` are not the block's (they read whatever the ring holds there and are
 //    never stored), so that the grid can have as many blocks as the SMs hold whatever n is
-//    (4480 rows: 132 blocks of 34, where 32-row tiles make 140 and 64-row tiles 70). A stage's
-//    weight tile is `rows` rounded up to 8 rows (WgmmaStageLayout). One-shot only, TMA or cp.async
-//    weights, l2pf=0.
+//    (4480 rows: 132 blocks of 34, where 32-row tiles make 140 and 64-row tiles 70). With TMA
+//    weights a stage's weight tile is `rows` rounded up to 8 rows (WgmmaStageLayout). One-shot
+//    only, TMA or cp.async weights, l2pf=0.
 //  - early=E (one-shot v3 with TMA weights and PDL, l2pf=0; spelled after pdl, absent = 0): only
 //    the first E of the ring's stages are requested before waiting for the previous kernel, the
 //    rest after it (1 <= E < stages). The next kernel's blocks, which start as this one's first
@@ -143,15 +143,18 @@ inline int wgmma_n(int64_t m) { return int((m + 7) / 8) * 8; }
 
 // A one-shot v3 ring stage in shared memory (TMA and cp.async kernels): `stage_bytes` apart, the
 // weight tile first (`w_bytes`: 64 x warpgroups rows of 128 bytes of K; rows=32 holds its 32 rows
-// twice, for two K blocks; fitted rows: `rows` rounded up to 8), then the activation tile (the
-// MMA's N rows); `tx_bytes` is what a stage's TMA copies bring. The wgmma reads 64 rows per
-// warpgroup from the stage's start, so with fitted rows it reads on into the activation tile and
-// the next stage (rows that are not stored): `tail_bytes` after the last stage keep that inside
-// the allocation.
+// twice, for two K blocks; fitted rows with TMA weights: `rows` rounded up to 8), then the
+// activation tile (the MMA's N rows); `tx_bytes` is what a stage's TMA copies bring. The wgmma
+// reads 64 rows per warpgroup from the stage's start, so with fitted rows and TMA weights it reads
+// on into the activation tile and the next stage (rows that are not stored): `tail_bytes` after
+// the last stage keep that inside the allocation. Fitted rows with cp.async weights keep the whole
+// 64 W-row tile and zero-fill the rows past `rows`: with the short tile, the wgmma read the next
+// stage while the producers' cp.async (another proxy) wrote it, and ran up to 1.6x slower than
+// the same tactic with TMA (H200, session 14 call 4).
 struct WgmmaStageLayout {
   int stage_bytes = 0, w_bytes = 0, tx_bytes = 0, tail_bytes = 0;
 };
-WgmmaStageLayout wgmma_stage_layout(int64_t m, int rows);
+WgmmaStageLayout wgmma_stage_layout(int64_t m, int rows, bool cp_weights);
 
 // A v3 config with the derived field filled in.
 inline Config wgmma_config(int rows, int splitk, int stages, bool pdl, int l2pf = 0, int persist = 0) {

@@ -6,8 +6,8 @@
 // [64*W rows x 128 bytes of K] of weights and [NP rows x 128 bytes] of activations, written by
 // TMA (out-of-bounds rows and the K tail are zero-filled) and read by four m64nNPk32 wgmma.
 // Fitted rows (33..127 but 64, small_m_config.h): the block owns only its first `rows` of the
-// 64 W MMA rows; its weight tile is `rows` rounded up to 8, so the MMA reads on into the
-// activation tile and the next stage for rows that are never stored (WgmmaStageLayout).
+// 64 W MMA rows; with TMA weights its weight tile is `rows` rounded up to 8, so the MMA reads on
+// into the activation tile and the next stage for rows that are never stored (WgmmaStageLayout).
 //
 // One producer warp (one lane) runs a ring of `stages` full/empty mbarriers; the weights of the
 // first stages are requested before griddepcontrol.wait (they do not depend on the previous
@@ -671,7 +671,7 @@ void launch_wgmma_pair(const LaunchArgs& l) {
   kp.late_trigger = c.late_trigger;
   kp.early = c.early;
   kp.rows = c.rows;
-  const WgmmaStageLayout layout = wgmma_stage_layout(pr.m, c.rows);
+  const WgmmaStageLayout layout = wgmma_stage_layout(pr.m, c.rows, c.cp_weights);
   kp.stage_bytes = layout.stage_bytes;
   kp.w_bytes = layout.w_bytes;
   kp.stage_tx = layout.tx_bytes;

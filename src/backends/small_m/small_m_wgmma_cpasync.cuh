@@ -44,8 +44,8 @@ __device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint64_t* bar) {
 // `st` (`swz`: this thread's swizzled column offset); rows at or beyond n and chunks at or beyond
 // k are zero-filled. Then the thread's arrival on the stage's full barrier.
 // kKPair (rows=32): stage rows 32..63 are the block's 32 weight rows again, one K block further.
-// kFitted (fitted rows, p.rows < 64 W): rows at or beyond p.rows are not copied (the stage's
-// weight tile ends at p.rows rounded up to 8; what follows is the activation tile).
+// kFitted (fitted rows, p.rows < 64 W): rows at or beyond p.rows are zero-filled like rows past n
+// (the stage keeps its whole 64 W-row tile: WgmmaStageLayout).
 template <int kRows, bool kKPair = false, bool kFitted = false>
 __device__ __forceinline__ void cp_weight_stage(const Params& p, const uint8_t* wb, int row0, int64_t kofs, int r0,
                                                 uint32_t st, uint32_t swz, uint64_t policy, uint64_t* full) {
@@ -54,12 +54,12 @@ __device__ __forceinline__ void cp_weight_stage(const Params& p, const uint8_t* 
     const int r = r0 + 16 * j;                       // stage row
     const int wr = kKPair ? (r & 31) : r;            // weight row in the block
     const int64_t ko = kKPair ? kofs + (r >> 5) * 128 : kofs;
-    const bool in = row0 + wr < p.n && ko < p.k;
-    const uint8_t* src = in ? wb + int64_t(row0 + wr) * p.k + ko : p.w;  // any valid address
-    // Only the fitted kernels test the row: with that test in every kernel (a `break` here) the
-    // copies were issued one branch apart instead of back to back, and the 64- and 128-row
+    // Only the fitted kernels test the block's rows: with an early exit on them in every kernel
+    // the copies were issued one branch apart instead of back to back, and the 64- and 128-row
     // kernels ran up to 2x slower on the H200 (session 14, call 1).
-    if (!kFitted || r < p.rows) cp_async_16_zfill(st + uint32_t(r * 128) + swz, src, in ? 16u : 0u, policy);
+    const bool in = row0 + wr < p.n && ko < p.k && (!kFitted || wr < p.rows);
+    const uint8_t* src = in ? wb + int64_t(row0 + wr) * p.k + ko : p.w;  // any valid address
+    cp_async_16_zfill(st + uint32_t(r * 128) + swz, src, in ? 16u : 0u, policy);
   }
   cp_async_mbar_arrive_noinc(full);
 }
@@ -97,9 +97,8 @@ template <class WT, class AT, int W, int NP, bool kKPair = false, bool kFitted =
 __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     small_m_wgmma_cp_kernel(const __grid_constant__ CUtensorMap amap, const Params p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
-  using St = RingStage<W, NP>;  // the TMA kernel's stage layout (fitted rows: Params::stage_bytes)
-  constexpr int kKB = St::kKB, kABytes = St::kABytes;
-  const int stage_bytes = kFitted ? p.stage_bytes : St::kBytes, w_tile = kFitted ? p.w_bytes : St::kWBytes;
+  using St = RingStage<W, NP>;  // the TMA kernel's stage layout, fitted rows too (zero-filled)
+  constexpr int kKB = St::kKB, kWBytes = St::kWBytes, kABytes = St::kABytes, kStage = St::kBytes;
   constexpr int kAcc = NP / 2;  // f32 accumulators per consumer thread
   constexpr int kRowsPerThread = W * 64 * (kKB / 16) / kCpProducers;  // 16-byte chunks per stage
   static_assert(kCpProducers % (kKB / 16) == 0, "a producer thread keeps one chunk column");
@@ -139,12 +138,12 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     const uint8_t* wb = p.w + int64_t(batch) * p.n * p.k;
     const auto load_weights = [&](int i, int s) {
       const int64_t kofs = int64_t(stage_kblock<kKPair>(kb0, i)) * kKB + chunk * 16;
-      cp_weight_stage<kRowsPerThread, kKPair, kFitted>(p, wb, row0, kofs, r0, smem_addr(ring + s * stage_bytes), swz,
+      cp_weight_stage<kRowsPerThread, kKPair, kFitted>(p, wb, row0, kofs, r0, smem_addr(ring + s * kStage), swz,
                                                        pol_w, &full_bar[s]);
     };
     const auto load_activations = [&](int i, int s) {
       mbar_arrive_expect_tx(&full_bar[s], kABytes);
-      tma_stage_activations<kNA, kKPair>(ring + s * stage_bytes + w_tile, &amap, &full_bar[s],
+      tma_stage_activations<kNA, kKPair>(ring + s * kStage + kWBytes, &amap, &full_bar[s],
                                          stage_kblock<kKPair>(kb0, i), batch, pol_a);
     };
     // The weights of the first `stages` K blocks do not depend on the previous kernel: request
@@ -173,8 +172,7 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     int s = 0;
     uint32_t phase = 0;
     int prev = -1;
-    consume_k_blocks<WT, AT, NP, St, true>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev,
-                                           stage_bytes, w_tile);
+    consume_k_blocks<WT, AT, NP, St, true>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev);
   }
   release_dependents_late(p);
 
