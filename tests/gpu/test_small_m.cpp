@@ -215,6 +215,32 @@ TEST(SmallM, WgmmaCpWeightsEveryInstantiationAndSplit) {
                           small_m::with_cp_weights);
 }
 
+// One-shot configs on K of 17 blocks with a 16-byte tail, 8 blocks and 1 block, for each m: a
+// TMA and a cp.async config from config_of(pick, k, pdl) with pdl 0/1/2 by turns, the ring
+// shortened until the problem (problem_of(pick, m, k)) fits and early=stages/2 on every fourth TMA
+// one with PDL, each run against the reference. Returns how many ran.
+template <class ProblemOf, class ConfigOf>
+int sweep_one_shot(Backend& be, uint64_t& seed, std::initializer_list<int64_t> ms, ProblemOf problem_of,
+                   ConfigOf config_of) {
+  int ran = 0, pick = 0;
+  for (int64_t k : {2064, 1024, 128})
+    for (int64_t m : ms) {
+      const Problem p = problem_of(pick, m, k);
+      VerifyCase vc(p, seed++);
+      for (bool cp : {false, true}) {
+        ++pick;
+        const int pdl = pick % 3;
+        small_m::Config c = config_of(pick, k, pdl > 0);
+        if (pdl == 2) c = small_m::with_late_trigger(c);
+        if (cp) c = small_m::with_cp_weights(c);
+        while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
+        if (!cp && pdl > 0 && c.stages > 2 && pick % 4 == 0) c = small_m::with_early(c, c.stages / 2);
+        ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
+      }
+    }
+  return ran;
+}
+
 // rows=32 (K pairs: the block's 32 weight rows for two K blocks per stage, the halves added in the
 // epilogue), TMA and cp.async weights: m = 1, 7, 8, 9, 16 (both N instantiations), n = 208 (6.5
 // tiles of 32: zero-filled rows past n), batch 2, and K of 17 blocks with a 16-byte tail (an odd
@@ -228,32 +254,21 @@ TEST(SmallM, WgmmaKPairsEveryInstantiationAndSplit) {
   const int stages_list[] = {2, 3, 5, 8, 12, 16};
   const int splitk_list[] = {1, 2, 3, 5, 8};
   uint64_t seed = 9700;
-  int ran = 0, pick = 0;
-  for (int64_t k : {2064, 1024, 128})
-    for (int64_t m : {1, 7, 8, 9, 16}) {
-      const Problem p = make(2, m, 208, k);
-      VerifyCase vc(p, seed++);
-      const int pairs = int((k + 255) / 256);
-      for (bool cp : {false, true}) {
-        ++pick;
-        const int pdl = pick % 3;
-        small_m::Config c = small_m::wgmma_config(32, std::min(splitk_list[(pick * 7) % 5], pairs),
-                                                  stages_list[pick % 6], pdl > 0);
-        if (pdl == 2) c = small_m::with_late_trigger(c);
-        if (cp) c = small_m::with_cp_weights(c);
-        while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
-        if (!cp && pdl > 0 && c.stages > 2 && pick % 4 == 0) c = small_m::with_early(c, c.stages / 2);
-        ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
-      }
-    }
+  const int ran = sweep_one_shot(
+      be, seed, {1, 7, 8, 9, 16}, [](int, int64_t m, int64_t k) { return make(2, m, 208, k); },
+      [&](int pick, int64_t k, bool pdl) {
+        const int pairs = int((k + 255) / 256);
+        return small_m::wgmma_config(32, std::min(splitk_list[(pick * 7) % 5], pairs), stages_list[pick % 6], pdl);
+      });
   EXPECT_EQ(ran, 30);
   passes_every_dtype_pair(be, seed, {small_m::wgmma_config(32, 1, 6, true), small_m::wgmma_config(32, 3, 4, false)});
   passes_every_dtype_pair(be, seed, {small_m::wgmma_config(32, 2, 8, true), small_m::wgmma_config(32, 1, 16, false)},
                           small_m::with_cp_weights);
 }
 
-// Fitted rows (33..127 but 64): one and two warpgroups whose MMA rows past the block's rows read
-// whatever the ring holds there (the next activation tile and stage, never stored): rows 33..127
+// Fitted rows (33..127 but 64): one and two warpgroups whose MMA rows past the block's rows are
+// never stored (with TMA weights they read the activation tile and the next stage; cp.async
+// zero-fills them): rows 33..127
 // over every N instantiation (m 1..32), 208 and 336 rows (a partial last block), K of 17 blocks
 // with a 16-byte tail, 8 blocks and 1 block, split-K up to 8, rings 2..16, pdl 0/1/2 and early,
 // batch 2, both weight paths; then every dtype pair and output type.
@@ -265,24 +280,13 @@ TEST(SmallM, WgmmaFittedRowsEveryInstantiationAndSplit) {
   const int stages_list[] = {2, 3, 5, 8, 12, 16};
   const int splitk_list[] = {1, 2, 3, 5, 8};
   uint64_t seed = 9800;
-  int ran = 0, pick = 0;
-  for (int64_t k : {2064, 1024, 128})
-    for (int64_t m : {1, 8, 9, 17, 32}) {
-      const Problem p = make(2, m, pick % 2 ? 336 : 208, k);
-      VerifyCase vc(p, seed++);
-      const int kblocks = int((k + 127) / 128);
-      for (bool cp : {false, true}) {
-        ++pick;
-        const int pdl = pick % 3;
-        small_m::Config c = small_m::wgmma_config(rows_list[pick % 7], std::min(splitk_list[(pick * 3) % 5], kblocks),
-                                                  stages_list[pick % 6], pdl > 0);
-        if (pdl == 2) c = small_m::with_late_trigger(c);
-        if (cp) c = small_m::with_cp_weights(c);
-        while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
-        if (!cp && pdl > 0 && c.stages > 2 && pick % 4 == 0) c = small_m::with_early(c, c.stages / 2);
-        ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
-      }
-    }
+  const int ran = sweep_one_shot(
+      be, seed, {1, 8, 9, 17, 32}, [](int pick, int64_t m, int64_t k) { return make(2, m, pick % 2 ? 336 : 208, k); },
+      [&](int pick, int64_t k, bool pdl) {
+        const int kblocks = int((k + 127) / 128);
+        return small_m::wgmma_config(rows_list[pick % 7], std::min(splitk_list[(pick * 3) % 5], kblocks),
+                                     stages_list[pick % 6], pdl);
+      });
   EXPECT_EQ(ran, 30);
   passes_every_dtype_pair(be, seed, {small_m::wgmma_config(34, 1, 6, true), small_m::wgmma_config(100, 3, 4, false)});
   passes_every_dtype_pair(be, seed, {small_m::wgmma_config(71, 2, 8, true), small_m::wgmma_config(47, 1, 16, false)},
