@@ -548,10 +548,10 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
     // Fitted rows: the rows per block that make the grid as many blocks as 2, 3 or 4 per SM
     // (rounded up: at most that many), where that is 33..127 rows but 64; no split-K; the ring
     // for that occupancy; TMA and cp.async. Why these (H200, session 14, docs/perf/small_m.md):
-    // of 1..4 blocks per SM with rings for that occupancy and one more, they were the best small_m
-    // tactic at 8 of 80 suite points at M <= 16 (by 0.5-3.4%: llama8b.gate_up 109 rows with
-    // cp.async, nemoH8b.in_proj 47 and 71 rows with TMA), all at 2-3 blocks per SM with the ring
-    // for that occupancy; one block per SM (nano9b.down: 132 blocks of 34 rows) never won.
+    // of 1..4 blocks per SM with rings for that occupancy and one more, only 2-3 blocks per SM with
+    // the ring for that occupancy ever won; one block per SM (nano9b.down: 132 blocks of 34 rows)
+    // never did. With cp.async on the whole tile they are the best small_m tactic at 20 of the 30
+    // suite points at M <= 16 where they are offered, by up to 9.5% (nemoH8b.in_proj: 47 rows).
     for (int per_sm = 2; per_sm <= 4; ++per_sm) {
       const int64_t per_batch = int64_t(per_sm) * sm_count / p.batch;
       if (per_batch < 1) continue;
