@@ -51,9 +51,9 @@ struct Params {
   int late_trigger;  // one-shot TMA and cp.async kernels: release dependents after the K loop (pdl=2)
   int early;  // one-shot TMA kernel: > 0: only this many stages of weights are requested before the wait
   int rows;   // weight rows per block (c.rows): the stores skip a fragment's rows at or beyond it
-  // One-shot TMA and cp.async kernels (WgmmaStageLayout, small_m_config.h): a ring stage's stride,
-  // where its activation tile starts, and the bytes its TMA copies bring (the TMA kernel's
-  // expect_tx). Fitted rows (33..127 but 64) make them differ from RingStage's.
+  // The one-shot TMA kernel (WgmmaStageLayout, small_m_config.h): a ring stage's stride, where its
+  // activation tile starts, and the bytes its copies bring (expect_tx). Fitted rows (33..127 but
+  // 64) make them differ from RingStage's.
   int stage_bytes, w_bytes, stage_tx;
   float* sk_partials;  // stream-K: per block [2][NP/2][rows * 2] partial sums (workspace)
   unsigned* sk_flags;  // stream-K: per block, 1 while its given-away partial waits to be added
@@ -233,8 +233,8 @@ FP8GEMM_DEFINE_WGMMA(E4M3, E5M2, "e4m3", "e5m2")
 // kGenericWrites: the weights were written by cp.async (the generic proxy), which wgmma (the
 // async proxy) sees only after a proxy fence on the reading side, once the full barrier says the
 // writes landed. TMA writes are async-proxy already and need none.
-// stage_bytes / w_bytes: the stage stride and where its activation tile starts (St's unless the
-// rows are fitted: Params::stage_bytes).
+// stage_bytes / w_bytes: the stage stride and where its activation tile starts (St's but in the
+// TMA kernel with fitted rows: Params::stage_bytes).
 template <class WT, class AT, int NP, class St, bool kGenericWrites = false>
 __device__ __forceinline__ void consume_k_blocks(float (&acc)[NP / 2], int nkb, uint8_t* ring, uint64_t* full_bar,
                                                  uint64_t* empty_bar, int stages, int wg, int lane, int& s,
@@ -283,7 +283,8 @@ __device__ __forceinline__ void store_output(const P& p, int64_t out_base, int m
 // thread tc holds weight rows (output columns n) row0 + 16 (tc/32) + (tc%32)/4 (+8 for q >= 2)
 // and activation rows (output rows m) 8 j + 2 (tc%4) + (q & 1) in acc[4 j + q]; out_base is
 // the batch's first output element. Rows at or beyond the block's p.rows are not its own (fitted
-// rows: the MMA's rows past them read whatever the ring holds there) and are not stored.
+// rows: the MMA's rows past them read zeros or, with TMA weights, whatever the ring holds there)
+// and are not stored.
 template <class P>
 __device__ __forceinline__ void store_fragment(const P& p, int row0, int64_t out_base, float scale, int tc, int i,
                                                float v) {
@@ -675,14 +676,13 @@ void launch_wgmma_pair(const LaunchArgs& l) {
   kp.stage_bytes = layout.stage_bytes;
   kp.w_bytes = layout.w_bytes;
   kp.stage_tx = layout.tx_bytes;
-  if (c.rows == 64 || (fitted_rows(c.rows) && wgmma_warpgroups(c.rows) == 1)) return launch_wgmma_np<WT, AT, 1>(l, kp);
-  if (c.rows == 128 || fitted_rows(c.rows)) return launch_wgmma_np<WT, AT, 2>(l, kp);
-  if (c.rows == 32) {
-    // A rank's K range is whole pairs (the last one may end at the tensor's end, odd).
-    kp.kblocks_per_split = kpair_kblocks_per_split(kp.kblocks, c.splitk);
-    if (wgmma_n(pr.m) == 8) return launch_wgmma_one<WT, AT, 1, 16, true>(l, kp);
-    if (wgmma_n(pr.m) == 16) return launch_wgmma_one<WT, AT, 1, 32, true>(l, kp);
-  }
+  // 64 rows and fitted rows up to 64: one consumer warpgroup; 128 and fitted rows above 64: two.
+  if (c.rows != 32)
+    return wgmma_warpgroups(c.rows) == 1 ? launch_wgmma_np<WT, AT, 1>(l, kp) : launch_wgmma_np<WT, AT, 2>(l, kp);
+  // rows=32 (K pairs): a rank's K range is whole pairs (the last one may end at the tensor's end, odd).
+  kp.kblocks_per_split = kpair_kblocks_per_split(kp.kblocks, c.splitk);
+  if (wgmma_n(pr.m) == 8) return launch_wgmma_one<WT, AT, 1, 16, true>(l, kp);
+  if (wgmma_n(pr.m) == 16) return launch_wgmma_one<WT, AT, 1, 32, true>(l, kp);
   FP8GEMM_FAIL(kInternal, "small_m: config ", c.to_string(), " has no wgmma instantiation");
 }
 

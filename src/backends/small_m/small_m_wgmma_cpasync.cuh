@@ -97,7 +97,7 @@ template <class WT, class AT, int W, int NP, bool kKPair = false, bool kFitted =
 __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     small_m_wgmma_cp_kernel(const __grid_constant__ CUtensorMap amap, const Params p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
-  using St = RingStage<W, NP>;  // the TMA kernel's stage layout, fitted rows too (zero-filled)
+  using St = RingStage<W, NP>;  // the 64 W-row tile, fitted rows too (zero-filled past p.rows)
   constexpr int kKB = St::kKB, kWBytes = St::kWBytes, kABytes = St::kABytes, kStage = St::kBytes;
   constexpr int kAcc = NP / 2;  // f32 accumulators per consumer thread
   constexpr int kRowsPerThread = W * 64 * (kKB / 16) / kCpProducers;  // 16-byte chunks per stage
