@@ -197,3 +197,14 @@ grep -E "^\[  FAILED|Failure" -A4 $R/gtest_all.txt | head -20
 grep -E "ratio .* \(round" $R/gtest_all.txt | sed -E 's/auto=.*//'
 s=$SECONDS; timeout 60 $B/fp8gemm check --quiet > $R/check.txt 2>&1; echo "check rc=$? $((SECONDS-s))s $(tail -1 $R/check.txt)"
 cd $OUT && tar czf r.tgz r && rm -rf r
+
+######## .gpu/s14_call8.sh
+#!/usr/bin/env bash
+# Session 14 call 8: the review commit (dispatch of one or two warpgroups): SmallM GPU tests, check small_m.
+cd "$(dirname "$0")/.."
+B=.gpu/bin; unset FP8GEMM_CACHE FP8GEMM_TUNE
+R=$OUT/r; mkdir -p $R
+s=$SECONDS; timeout 100 $B/fp8gemm_gpu_tests --gtest_filter='SmallM.*' > $R/gtest_smallm.txt 2>&1; rc=$?
+echo "gtest SmallM rc=$rc $((SECONDS-s))s $(grep -E '^\[  (PASSED|FAILED)' $R/gtest_smallm.txt | tr '\n' ' ')"
+grep -E "^\[  FAILED|Failure" -A4 $R/gtest_smallm.txt | head -20
+s=$SECONDS; timeout 30 $B/fp8gemm check --quiet --backend small_m > $R/check.txt 2>&1; echo "check small_m rc=$? $((SECONDS-s))s $(tail -1 $R/check.txt)"
