@@ -132,12 +132,10 @@ Verdict wgmma_config_exists(const Config& c) {
   if (c.rows < 32 || c.rows > 128)
     return Verdict::no("wgmma rows must be 32 (one warpgroup, two K blocks per stage), 64 or 128 (one or two "
                        "warpgroups), or fitted: 33..127 (one warpgroup up to 64 rows, two above)");
-  if (c.rows == 32 && (c.persist > 0 || c.streamk > 0 || c.reg_weights || c.l2pf != 0))
-    return Verdict::no("wgmma rows=32 (K pairs) is the one-shot kernel with TMA or cp.async weights and l2pf=0 (not "
-                       "persist, streamk or wload=reg)");
-  if (fitted_rows(c.rows) && (c.persist > 0 || c.streamk > 0 || c.reg_weights || c.l2pf != 0))
-    return Verdict::no("wgmma fitted rows (33..127 but 64) are the one-shot kernel with TMA or cp.async weights and "
-                       "l2pf=0 (not persist, streamk or wload=reg)");
+  // rows=32 (K pairs) and fitted rows exist in the one-shot TMA and cp.async kernels only.
+  if (c.rows != 64 && c.rows != 128 && (c.persist > 0 || c.streamk > 0 || c.reg_weights || c.l2pf != 0))
+    return Verdict::no("wgmma rows=" + std::to_string(c.rows) + " (32: K pairs; 33..127 but 64: fitted rows) is the "
+                       "one-shot kernel with TMA or cp.async weights and l2pf=0 (not persist, streamk or wload=reg)");
   if (c.warps != c.rows / 16) return Verdict::no("wgmma configs have warps = rows / 16 (the consumer warps)");
   if (c.stages < kWgmmaMinStages || c.stages > kWgmmaMaxStages) return Verdict::no("wgmma stages must be in 2..16");
   if (c.splitk < 1 || c.splitk > kMaxSplitK) return Verdict::no("splitk must be in 1..8 (cluster size)");
