@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string>
 
 #include "core/cuda_check.h"
 
@@ -12,8 +13,8 @@ namespace {
 
 // Indices (into candidates, reference excluded) of the challengers that go to the full round:
 // those that ran, within prune_ratio x the best short-round time (reference included in "best"),
-// at most max_finalists of them, fastest first; plus the protected ones that ran; in candidate
-// order for the full round.
+// at most max_finalists of them, fastest first (and, with best_of_each_backend, each backend's
+// fastest beyond them); plus the protected ones that ran; in candidate order for the full round.
 std::vector<size_t> pick_finalists(const std::vector<Timing>& short_round, const RoundOptions& o,
                                    std::vector<Timing>& pruned) {
   double best = INFINITY;
@@ -39,8 +40,20 @@ std::vector<size_t> pick_finalists(const std::vector<Timing>& short_round, const
   std::stable_sort(keep.begin(), keep.end(),
                    [&](size_t x, size_t y) { return short_round[x].median_us < short_round[y].median_us; });
   const size_t limit = size_t(std::max(0, o.max_finalists));
-  for (size_t j = limit; j < keep.size(); ++j) pruned.push_back(short_round[keep[j]]);
-  if (keep.size() > limit) keep.resize(limit);
+  std::vector<size_t> finalists;
+  std::vector<std::string> backends_seen;
+  for (size_t j = 0; j < keep.size(); ++j) {
+    // keep is fastest first, so a backend's first candidate here is its fastest.
+    const std::string& backend = short_round[keep[j]].tactic.backend;
+    const bool backends_fastest =
+        std::find(backends_seen.begin(), backends_seen.end(), backend) == backends_seen.end();
+    if (backends_fastest) backends_seen.push_back(backend);
+    if (j < limit || (o.best_of_each_backend && backends_fastest))
+      finalists.push_back(keep[j]);
+    else
+      pruned.push_back(short_round[keep[j]]);
+  }
+  keep = std::move(finalists);
   keep.insert(keep.end(), always.begin(), always.end());
   std::sort(keep.begin(), keep.end());
   return keep;

@@ -16,6 +16,12 @@ struct RoundOptions {
   // candidates[0, protected_candidates) reach the full round whatever their short-round time
   // (unless they fail) and do not count towards max_finalists: e.g. `auto` in a benchmark.
   int protected_candidates = 1;
+  // Also send every backend's fastest short-round candidate (within prune_ratio) to the full
+  // round, beyond max_finalists. A benchmark needs it: a backend with no finalist could only show
+  // a one-replay short-round time, and the short and full rounds can run at different clocks
+  // (H200, M=3000: a CUTLASS tactic's short-round time stood 9% below the full-round times of
+  // the finalists it lost to; docs/tuning.md "The bench's best is a full-round time").
+  bool best_of_each_backend = false;
   MeasureOptions short_round{0, 1, 1};
   MeasureOptions full_round{0, 7, 1};
 };

@@ -302,5 +302,26 @@ TEST(Rounds, ProtectedCandidatesReachFullRoundOutsideTheCap) {
   EXPECT_EQ(configs(r.pruned), (std::set<std::string>{"broken", "c"}));
 }
 
+// A benchmark's per-backend "best" must be a full-round time: with best_of_each_backend, each
+// backend's fastest short-round candidate within the prune ratio gets past the cap (only its
+// fastest), a backend beyond the ratio does not, and without the option the cap holds.
+TEST(Rounds, BestOfEachBackendReachesTheFullRoundBeyondTheCap) {
+  FakeTimer timer;
+  timer.true_us = {{"ref", 10}, {"lt1", 8}, {"lt2", 8.1}, {"lt3", 8.2}, {"cut1", 8.6}, {"cut2", 8.7}, {"sm1", 20}};
+  const std::vector<Tactic> cands{Tactic{"cublaslt", "ref"}, Tactic{"cublaslt", "lt1"}, Tactic{"cublaslt", "lt2"},
+                                  Tactic{"cublaslt", "lt3"}, Tactic{"cutlass", "cut2"}, Tactic{"cutlass", "cut1"},
+                                  Tactic{"small_m", "sm1"}};
+  RoundOptions o;
+  o.max_finalists = 2;
+  o.best_of_each_backend = true;
+  RoundResult with = measure_in_rounds(timer, kProblem, cands, o);
+  EXPECT_EQ(configs(with.finalists), (std::set<std::string>{"lt1", "lt2", "cut1"}));
+  EXPECT_EQ(configs(with.pruned), (std::set<std::string>{"lt3", "cut2", "sm1"}));
+
+  o.best_of_each_backend = false;
+  RoundResult without = measure_in_rounds(timer, kProblem, cands, o);
+  EXPECT_EQ(configs(without.finalists), (std::set<std::string>{"lt1", "lt2"}));
+}
+
 }  // namespace
 }  // namespace fp8gemm

@@ -162,6 +162,8 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
   rounds.prune_ratio = o.prune_ratio;
   rounds.max_finalists = o.max_finalists;
   rounds.protected_candidates = protect;  // auto and the named tactics always reach the full round
+  // Every backend's "_best" column is then a full-round time, in the same round-robin as auto.
+  rounds.best_of_each_backend = true;
   rounds.full_round.replays = o.replays;
   const RoundResult r = measure_in_rounds(timer, p, candidates, rounds);
   point.noise = r.noise;
@@ -353,7 +355,7 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_option("--replays", o.replays, "timed replays per candidate in the full round (median)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--max-finalists", o.max_finalists, "candidates kept for the full round")->capture_default_str();
+  cmd->add_option("--max-finalists", o.max_finalists, "candidates kept for the full round, fastest first (each backend's fastest also gets there)")->capture_default_str();
   cmd->add_option("--prune-ratio", o.prune_ratio, "short round drops candidates slower than this x best")
       ->capture_default_str();
   cmd->add_flag("!--no-verify", o.verify, "do not compare outputs with the cuBLASLt default's");
