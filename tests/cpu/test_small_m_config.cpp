@@ -348,7 +348,7 @@ TEST(SmallMConfig, RejectsMalformedWloadWithTheReason) {
       {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,wload=cp,persist=1", "its values are cp"},
       {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,persist=1,wload=cp", "one-shot kernel only"},
       {"wgmma,rows=64,splitk=2,stages=8,l2pf=8,pdl=1,wload=cp", "l2pf=0"},
-      {"wgmma,rows=64,splitk=2,stages=17,l2pf=0,pdl=1,wload=cp", "stages must be in 2..16"},
+      {"wgmma,rows=64,splitk=2,stages=33,l2pf=0,pdl=1,wload=cp", "stages must be in 2..32"},
       {"wgmma,rows=64,splitk=02,stages=8,l2pf=0,pdl=1,wload=cp", "not canonical"},
       {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1wload=cp", "pdl"},
       {"wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1,,wload=cp", ""},
@@ -392,7 +392,7 @@ TEST(SmallMConfig, RejectsGarbageAndNonCanonicalNames) {
                           "wgmma,rows=64,splitk=1,stages=8,pdl=0,l2pf=0",
                           "wgmma ,rows=64,splitk=1,stages=8,l2pf=0,pdl=0", "wgmma,rows=129,splitk=1,stages=8,l2pf=0,pdl=0",
                           "wgmma,rows=64,splitk=1,warps=4,stages=8,l2pf=0,pdl=0", "wgmma,rows=64,splitk=1,stages=1,l2pf=0,pdl=0",
-                          "wgmma,rows=64,splitk=1,stages=17,l2pf=0,pdl=0", "wgmma,rows=064,splitk=1,stages=8,l2pf=0,pdl=0",
+                          "wgmma,rows=64,splitk=1,stages=33,l2pf=0,pdl=0", "wgmma,rows=064,splitk=1,stages=8,l2pf=0,pdl=0",
                           "wgmma,rows=64,splitk=9,stages=8,l2pf=0,pdl=0", "wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,",
                           "wgmma,wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=0", "rows=64,splitk=1,stages=8,l2pf=0,pdl=0,wgmma",
                           "wgmma,splitk=1,rows=64,stages=8,l2pf=0,pdl=0", "rows=16,splitk=1,warps=8,stages=2,l2pf=1,pdl=0",
@@ -734,7 +734,7 @@ TEST(SmallMConfig, FittedRowsNamesRulesLayoutAndCandidates) {
     std::set<int> rows;
     int cp = 0, tma = 0;
     for (const Config& x : candidate_configs(p, 132, 90))
-      if (x.wgmma && fitted_rows(x.rows)) {
+      if (x.wgmma && fitted_rows(x.rows) && x.stages <= kWgmmaMaxStages) {  // deep rings: DeepRings...
         EXPECT_TRUE(can_implement(p, x, 90)) << x.to_string();
         EXPECT_EQ(x.splitk, 1) << x.to_string();
         EXPECT_TRUE(x.pdl) << x.to_string();
@@ -752,11 +752,67 @@ TEST(SmallMConfig, FittedRowsNamesRulesLayoutAndCandidates) {
   EXPECT_EQ(fitted_of(problem(8, 4480, 4096, 2)), std::set<int>({34}));
   // The ring for that many blocks per SM: 3 blocks of 47 rows at m=16 (TMA: a 48-row weight tile
   // and 16 activation rows, 8 KB a stage, no tail; cp.async: the 64-row tile, 10 KB; per block ~1 KB
-  // system, 256 B of barriers and 1 KB of alignment): 9 and 7 stages.
+  // system, 512 B of barriers and 1 KB of alignment): 9 and 7 stages.
   for (const Config& x : candidate_configs(problem(16, 18560, 4096), 132, 90))
     if (x.rows == 47)
-      EXPECT_EQ(x.stages, (228 * 1024 / 3 - 1024 - 256 - 1024) / (((x.cp_weights ? 64 : 48) + 16) * 128));
+      EXPECT_EQ(x.stages, (228 * 1024 / 3 - 1024 - 512 - 1024) / (((x.cp_weights ? 64 : 48) + 16) * 128));
   for (const Config& x : candidate_configs(problem(1, 4480, 15680), 148, 100)) EXPECT_FALSE(fitted_rows(x.rows) && x.wgmma);
+}
+
+// Rings of 17..32 stages: the one-shot kernels with TMA or cp.async weights only; offered at one
+// block per SM (K pairs, fitted rows, 64-row blocks) where a block's K range is longer than 16
+// stages, with the deepest ring that one block of them fits.
+TEST(SmallMConfig, DeepRingsNamesRulesAndCandidates) {
+  for (int rows : {32, 34, 64, 100, 128})
+    for (int stages : {17, 24, 32}) {
+      const Config c = wgmma_config(rows, 2, stages, true);
+      for (const Config& v : {c, with_cp_weights(c), with_late_trigger(c), with_early(c, 4)}) {
+        EXPECT_TRUE(config_exists(v)) << v.to_string();
+        EXPECT_EQ(parse_config(v.to_string()), v);
+      }
+    }
+  const Malformed bad[] = {
+      {"wgmma,rows=64,splitk=1,stages=33,l2pf=0,pdl=1", "2..32"},
+      {"wgmma,rows=64,splitk=1,stages=17,l2pf=0,pdl=1,persist=1", "17..32"},
+      {"wgmma,rows=64,splitk=1,stages=17,l2pf=0,pdl=1,streamk=1,wload=cp", "17..32"},
+      {"wgmma,rows=64,splitk=1,stages=17,l2pf=0,pdl=1,wload=reg", "17..32"},
+  };
+  expect_rejected(bad);
+  // 32 stages of 64 weight rows (72 * 128 bytes a stage at m=1) do not fit 220 KB.
+  EXPECT_FALSE(can_implement(problem(1, 4096, 14336), wgmma_config(64, 1, 32, true), 90));
+  const auto deep_of = [](const Problem& p) {
+    std::vector<Config> deep;
+    for (const Config& x : candidate_configs(p, 132, 90))
+      if (x.wgmma && x.stages > kWgmmaMaxStages) {
+        EXPECT_TRUE(can_implement(p, x, 90)) << x.to_string();
+        EXPECT_TRUE(x.pdl && !x.late_trigger && x.early == 0 && x.persist == 0) << x.to_string();
+        // One block per SM, and the deepest ring that block fits (or 32).
+        EXPECT_LE((p.n + x.rows - 1) / x.rows * p.batch * x.splitk, 132) << x.to_string();
+        EXPECT_LE(shared_bytes(p, x) + 512 + 1024, size_t(228 * 1024)) << x.to_string();
+        Config deeper = x;
+        ++deeper.stages;
+        EXPECT_TRUE(x.stages == kWgmmaMaxRingStages || shared_bytes(p, deeper) > kWgmmaMaxSharedBytes) << x.to_string();
+        deep.push_back(x);
+      }
+    return deep;
+  };
+  // nano9b.down (4480 x 15680): 132 blocks of 34 fitted rows, TMA (a 40-row tile: 6 KB a stage
+  // at m=1, 32 stages) and cp.async (the 64-row tile: 9 KB, 24 stages); 64-row blocks (70 tiles)
+  // are split 1 (132 / 70), K pairs have 140 tiles.
+  std::vector<Config> nano = deep_of(problem(1, 4480, 15680));
+  ASSERT_EQ(nano.size(), 4u);
+  EXPECT_EQ(nano[0].to_string(), "wgmma,rows=34,splitk=1,stages=32,l2pf=0,pdl=1");
+  EXPECT_EQ(nano[1].to_string(), "wgmma,rows=34,splitk=1,stages=24,l2pf=0,pdl=1,wload=cp");
+  EXPECT_EQ(nano[2].rows, 64);
+  EXPECT_EQ(nano[3].rows, 64);
+  // nemoH8b.down (4096 x 21504): K pairs, 128 blocks of 32 rows, 84 stages of K each.
+  std::vector<Config> nemo = deep_of(problem(16, 4096, 21504));
+  ASSERT_FALSE(nemo.empty());
+  EXPECT_EQ(nemo[0].rows, 32);
+  EXPECT_EQ(nemo[0].splitk, 1);
+  // K of 4096 is 16 K pairs (32 blocks): a 16-stage ring already holds the whole range.
+  for (const Config& x : deep_of(problem(1, 4096, 4096))) EXPECT_NE(x.rows, 32) << x.to_string();
+  EXPECT_TRUE(deep_of(problem(1, 4096, 2048)).empty());
 }
 
 TEST(SmallMConfig, WgmmaCandidatesOnlyOnSm90) {

@@ -215,15 +215,15 @@ TEST(SmallM, WgmmaCpWeightsEveryInstantiationAndSplit) {
                           small_m::with_cp_weights);
 }
 
-// One-shot configs on K of 17 blocks with a 16-byte tail, 8 blocks and 1 block, for each m: a
-// TMA and a cp.async config from config_of(pick, k, pdl) with pdl 0/1/2 by turns, the ring
-// shortened until the problem (problem_of(pick, m, k)) fits and early=stages/2 on every fourth TMA
-// one with PDL, each run against the reference. Returns how many ran.
+// One-shot configs on each K of `ks` (by default 17 blocks with a 16-byte tail, 8 blocks and 1
+// block), for each m: a TMA and a cp.async config from config_of(pick, k, pdl) with pdl 0/1/2 by
+// turns, the ring shortened until the problem (problem_of(pick, m, k)) fits and early=stages/2 on
+// every fourth TMA one with PDL, each run against the reference. Returns how many ran.
 template <class ProblemOf, class ConfigOf>
 int sweep_one_shot(Backend& be, uint64_t& seed, std::initializer_list<int64_t> ms, ProblemOf problem_of,
-                   ConfigOf config_of) {
+                   ConfigOf config_of, std::initializer_list<int64_t> ks = {2064, 1024, 128}) {
   int ran = 0, pick = 0;
-  for (int64_t k : {2064, 1024, 128})
+  for (int64_t k : ks)
     for (int64_t m : ms) {
       const Problem p = problem_of(pick, m, k);
       VerifyCase vc(p, seed++);
@@ -291,6 +291,34 @@ TEST(SmallM, WgmmaFittedRowsEveryInstantiationAndSplit) {
   passes_every_dtype_pair(be, seed, {small_m::wgmma_config(34, 1, 6, true), small_m::wgmma_config(100, 3, 4, false)});
   passes_every_dtype_pair(be, seed, {small_m::wgmma_config(71, 2, 8, true), small_m::wgmma_config(47, 1, 16, false)},
                           small_m::with_cp_weights);
+}
+
+// Rings of 17..32 stages (one-shot kernels): K pairs, fitted rows (34, 48) and 64-row blocks (two
+// warpgroups' stages are too large for 17), on K of 72 blocks with a 16-byte tail (the ring wraps two to four times) and 32
+// blocks (it does not), m 1..16, split-K 1..3, pdl 0/1/2 and early, batch 2, both weight paths.
+TEST(SmallM, WgmmaDeepRingsEveryKindAndSplit) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
+  Backend& be = small_m_backend();
+  const int rows_list[] = {32, 34, 48, 64};
+  const int stages_list[] = {17, 24, 32};
+  uint64_t seed = 9900;
+  const int ran = sweep_one_shot(
+      be, seed, {1, 9, 16}, [](int, int64_t m, int64_t k) { return make(2, m, 208, k); },
+      [&](int pick, int64_t, bool pdl) {
+        return small_m::wgmma_config(rows_list[pick % 4], 1 + (pick / 4) % 3, stages_list[pick % 3], pdl);
+      },
+      {9232, 4096});
+  EXPECT_EQ(ran, 12);
+  int deep = 0;  // the sweep shortens rings that do not fit: count those it kept deep
+  for (int rows : rows_list)
+    for (bool cp : {false, true}) {
+      small_m::Config c = small_m::wgmma_config(rows, 1, 32, true);
+      if (cp) c = small_m::with_cp_weights(c);
+      while (!small_backend_can(make(2, 16, 208, 9232), {"small_m", c.to_string()})) --c.stages;
+      deep += c.stages > small_m::kWgmmaMaxStages;
+    }
+  EXPECT_EQ(deep, 8);
 }
 
 // pdl=2 (dependents released after the K loop) on the TMA and cp.async one-shot kernels: the same

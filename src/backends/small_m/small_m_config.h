@@ -22,9 +22,13 @@ constexpr int kChunkK = 64;
 
 // v3 (wgmma): one stage is 128 bytes of K of the block's weight rows and activation rows.
 constexpr int kWgmmaKBlock = 128;
-// v3 ring depth limits (the mbarrier arrays are sized for kWgmmaMaxStages).
+// v3 ring depth limits: the one-shot kernels with TMA or cp.async weights size their mbarrier
+// arrays for kWgmmaMaxRingStages, the persistent, stream-K and register kernels for
+// kWgmmaMaxStages. Rings deeper than 16 are for blocks with small stages (K pairs, fitted rows)
+// at one block per SM, whose 16 stages hold too few bytes to cover HBM latency.
 constexpr int kWgmmaMinStages = 2;
 constexpr int kWgmmaMaxStages = 16;
+constexpr int kWgmmaMaxRingStages = 32;
 // Dynamic shared memory a v3 block may ask for (sm_90 allows 227 KB per block, less ~1 KB static).
 constexpr size_t kWgmmaMaxSharedBytes = 220 * 1024;
 // Largest L2 prefetch lookahead (K blocks beyond the ring).

@@ -439,8 +439,8 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
   const int stage_bytes = p.stage_bytes, stage_tx = p.stage_tx, w_tile = p.w_bytes;
 
   extern __shared__ uint8_t smem_raw[];
-  __shared__ __align__(8) uint64_t full_bar[16];
-  __shared__ __align__(8) uint64_t empty_bar[16];
+  __shared__ __align__(8) uint64_t full_bar[kWgmmaMaxRingStages];
+  __shared__ __align__(8) uint64_t empty_bar[kWgmmaMaxRingStages];
   uint8_t* ring = ring_base(smem_raw);
 
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
