@@ -815,6 +815,39 @@ TEST(SmallMConfig, DeepRingsNamesRulesAndCandidates) {
   EXPECT_TRUE(deep_of(problem(1, 4096, 2048)).empty());
 }
 
+// kblocks=B: 2 or 4 K blocks per ring stage, the one-shot TMA kernel only (rows other than 32,
+// l2pf=0); spelled after early; the ring's shared memory is B times a one-K-block stage's.
+TEST(SmallMConfig, KBlocksNamesRulesAndSharedMemory) {
+  Config c = wgmma_config(34, 2, 8, true);
+  c.kblocks = 4;
+  EXPECT_EQ(c.to_string(), "wgmma,rows=34,splitk=2,stages=8,l2pf=0,pdl=1,kblocks=4");
+  EXPECT_EQ(parse_config(c.to_string()), c);
+  const Config e = with_early(with_late_trigger(c), 3);
+  EXPECT_EQ(e.to_string(), "wgmma,rows=34,splitk=2,stages=8,l2pf=0,pdl=2,early=3,kblocks=4");
+  EXPECT_EQ(parse_config(e.to_string()), e);
+  for (int rows : {33, 64, 100, 128}) {
+    Config k2 = wgmma_config(rows, 1, 4, false);
+    k2.kblocks = 2;
+    EXPECT_TRUE(config_exists(k2)) << k2.to_string();
+  }
+  const Malformed bad[] = {
+      {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=3", "2 or 4"},
+      {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=1", "not canonical"},
+      {"wgmma,rows=32,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=2", "not K pairs"},
+      {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=2,wload=cp", "wload=cp"},
+      {"wgmma,rows=64,splitk=1,stages=8,l2pf=4,pdl=1,kblocks=2", "l2pf=0"},
+      {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=2,persist=1", "persist"},
+      {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=2,early=4", "[,early=E][,kblocks=B]"},
+  };
+  expect_rejected(bad);
+  // 34 rows at m=1: a 40-row weight tile and 8 activation rows (6 KB) per K block, 16 rows of tail.
+  const Problem nano = problem(1, 4480, 15680);
+  EXPECT_EQ(shared_bytes(nano, c), size_t(8 * 4 * 48 * 128 + 16 * 128 + 1024));
+  EXPECT_TRUE(can_implement(nano, c, 90));
+  c.stages = 10;  // 10 x 24 KB > 220 KB
+  EXPECT_FALSE(can_implement(nano, c, 90));
+}
+
 TEST(SmallMConfig, WgmmaCandidatesOnlyOnSm90) {
   const Problem p = problem(4, 4096, 4096);
   int v3 = 0;

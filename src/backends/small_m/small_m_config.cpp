@@ -30,6 +30,7 @@ std::string Config::to_string() const {
     os << "wgmma,rows=" << rows << ",splitk=" << splitk << ",stages=" << stages << ",l2pf=" << l2pf
        << ",pdl=" << (late_trigger ? 2 : pdl ? 1 : 0);
     if (early > 0) os << ",early=" << early;
+    if (kblocks > 1) os << ",kblocks=" << kblocks;
     if (persist > 0) os << ",persist=" << persist;
     if (streamk > 0) os << ",streamk=" << streamk;
     if (cp_weights) os << kWloadCpField;
@@ -47,11 +48,13 @@ namespace {
 int take_field(std::string_view& text, std::string_view key, bool last, std::string_view whole, bool v3) {
   const auto fail = [&](const char* why) {
     FP8GEMM_FAIL(kInvalidArgument, "small_m tactic '", whole, "': ", why, " (expected ",
-                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1|2[,early=E|,persist=B|,streamk=B][,wload=cp|reg])"
+                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1|2[,early=E][,kblocks=B][,persist=B|,streamk=B]"
+                          "[,wload=cp|reg])"
                     : "rows=R,splitk=S,warps=W,stages=P,pdl=0|1)");
   };
   if (text.substr(0, key.size()) != key || text.size() <= key.size() || text[key.size()] != '=')
-    fail(v3 ? "fields must be wgmma, rows, splitk, stages, l2pf, pdl[, early, persist or streamk][, wload] in this order"
+    fail(v3 ? "fields must be wgmma, rows, splitk, stages, l2pf, pdl[, early][, kblocks][, persist or streamk][, wload] "
+              "in this order"
             : "fields must be rows, splitk, warps, stages, pdl in this order");
   text.remove_prefix(key.size() + 1);
   int value = 0;
@@ -98,8 +101,8 @@ Config parse_config(std::string_view text) {
   FP8GEMM_REQUIRE(!v3 || rest.find(kWload) == std::string_view::npos, kInvalidArgument, "small_m tactic '", text,
                   "': wload must be the last field and its values are cp (weights through cp.async) and reg "
                   "(weights in registers); TMA is the default and is not spelled");
-  // v3 names may end with ",early=E", ",persist=P" or ",streamk=B" (before wload); pdl is then
-  // not the last field.
+  // v3 names may end with ",early=E", ",kblocks=B", ",persist=P" or ",streamk=B" (before wload);
+  // pdl is then not the last field.
   const auto split_off = [&](std::string_view key) {
     const size_t at = v3 ? rest.find(key) : std::string_view::npos;
     if (at == std::string_view::npos) return std::string_view{};
@@ -109,9 +112,11 @@ Config parse_config(std::string_view text) {
   };
   std::string_view streamk_field = split_off(",streamk=");
   std::string_view persist_field = split_off(",persist=");
+  std::string_view kblocks_field = split_off(",kblocks=");
   std::string_view early_field = split_off(",early=");
   const int pdl = take_field(rest, "pdl", true, text, v3);
   if (!early_field.empty()) c.early = take_field(early_field, "early", true, text, v3);
+  if (!kblocks_field.empty()) c.kblocks = take_field(kblocks_field, "kblocks", true, text, v3);
   if (!persist_field.empty()) c.persist = take_field(persist_field, "persist", true, text, v3);
   if (!streamk_field.empty()) c.streamk = take_field(streamk_field, "streamk", true, text, v3);
   FP8GEMM_REQUIRE(pdl == 0 || pdl == 1 || (v3 && pdl == 2), kInvalidArgument, "small_m tactic '", text, "': pdl must be ",
@@ -166,6 +171,13 @@ Verdict wgmma_config_exists(const Config& c) {
     if (!c.cp_weights) return Verdict::no("streamk tactics load their weights by cp.async (wload=cp)");
     if (c.splitk != 1) return Verdict::no("streamk tactics have splitk=1 (the units are split over the grid instead)");
     if (c.late_trigger) return Verdict::no("streamk tactics have pdl=0 or 1");
+  }
+  if (c.kblocks != 1) {
+    if (c.kblocks != 2 && c.kblocks != 4)
+      return Verdict::no("kblocks must be 2 or 4 (K blocks per ring stage; absent = 1)");
+    if (c.rows == 32 || c.cp_weights || c.reg_weights || c.persist > 0 || c.streamk > 0 || c.l2pf != 0)
+      return Verdict::no("kblocks=B is for the one-shot kernel with TMA weights, rows other than 32 and l2pf=0 (not "
+                         "K pairs, wload=cp or reg, persist or streamk)");
   }
   if (c.early != 0) {
     if (c.early < 1 || c.early >= c.stages)
@@ -288,7 +300,8 @@ size_t shared_bytes(const Problem& p, const Config& c) {
   // what the last stage's wgmma reads past it.
   if (c.wgmma) {
     const WgmmaStageLayout l = wgmma_stage_layout(p.m, c.rows, c.cp_weights);
-    return size_t(c.stages) * size_t(l.stage_bytes) + size_t(l.tail_bytes) + 1024 + wgmma_reduce_bytes(p, c);
+    return size_t(c.stages) * size_t(c.kblocks) * size_t(l.stage_bytes) + size_t(l.tail_bytes) + 1024 +
+           wgmma_reduce_bytes(p, c);
   }
   // Per thread R*MT*4 fp32 accumulators; one slab per warp, plus the block's partial sum that
   // the other blocks of the cluster read when K is split.

@@ -29,6 +29,8 @@ constexpr int kWgmmaKBlock = 128;
 constexpr int kWgmmaMinStages = 2;
 constexpr int kWgmmaMaxStages = 16;
 constexpr int kWgmmaMaxRingStages = 32;
+// Most K blocks one ring stage holds (kblocks=B, the one-shot TMA kernel).
+constexpr int kWgmmaMaxStageKBlocks = 4;
 // Dynamic shared memory a v3 block may ask for (sm_90 allows 227 KB per block, less ~1 KB static).
 constexpr size_t kWgmmaMaxSharedBytes = 220 * 1024;
 // Largest L2 prefetch lookahead (K blocks beyond the ring).
@@ -104,6 +106,11 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 //    kernel's activations are due (H200, session 10: early=4 made the best small_m tactic 2-5%
 //    faster at about half of the 16-34 MB points, slower on large weights; the cp.async kernel
 //    did not gain).
+//  - kblocks=B (one-shot v3 with TMA weights, rows other than 32, l2pf=0; spelled after early,
+//    absent = 1): a ring stage holds B = 2 or 4 consecutive K blocks, each laid out as a stage of
+//    one (WgmmaStageLayout), under one pair of barriers: B times the bytes per barrier round trip
+//    and per TMA batch, for blocks whose one-K-block stages are small (fitted rows at one block
+//    per SM stream at ~25 GB/s per SM with 4-5 KB stages, against ~35 for 16 KB ones).
 struct Config {
   int rows = 32;    // weight rows (output columns n) per block: 16 x row tiles, shared by its warps
   int splitk = 1;   // blocks of one cluster that split K; reduced in fixed order through DSMEM
@@ -118,6 +125,7 @@ struct Config {
   bool late_trigger = false; // one-shot v3 with pdl only, spelled pdl=2: dependents launch after the K loop
   int streamk = 0;     // v3 with cp.async weights only: 0 = grid of (tile, split); B > 0 = B blocks per SM, even split
   int early = 0;       // one-shot v3 with TMA weights and PDL only: 0 = the whole ring before the wait; E = its first E stages
+  int kblocks = 1;     // one-shot v3 with TMA weights, rows != 32: K blocks (128 bytes of K each) per ring stage
 
   int row_tiles() const { return rows / 16; }
   // "rows=32,splitk=1,warps=8,stages=2,pdl=0" or "wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1"
@@ -126,7 +134,7 @@ struct Config {
     return rows == o.rows && splitk == o.splitk && warps == o.warps && stages == o.stages && pdl == o.pdl &&
            wgmma == o.wgmma && l2pf == o.l2pf && persist == o.persist &&
            cp_weights == o.cp_weights && reg_weights == o.reg_weights && late_trigger == o.late_trigger &&
-           streamk == o.streamk && early == o.early;
+           streamk == o.streamk && early == o.early && kblocks == o.kblocks;
   }
 };
 

@@ -55,6 +55,10 @@ struct Params {
   // activation tile starts, and the bytes its copies bring (expect_tx). Fitted rows (33..127 but
   // 64) make them differ from RingStage's.
   int stage_bytes, w_bytes, stage_tx;
+  // One-shot TMA kernel, kblocks=B: K blocks per ring stage (1 otherwise), each laid out as a
+  // one-K-block stage `kb_bytes` apart (stage_bytes = B * kb_bytes; w_bytes and stage_tx are per
+  // K block).
+  int stage_kblocks, kb_bytes;
   float* sk_partials;  // stream-K: per block [2][NP/2][rows * 2] partial sums (workspace)
   unsigned* sk_flags;  // stream-K: per block, 1 while its given-away partial waits to be added
   int64_t sk_units;    // stream-K: (row tile, batch, K block) units split over the grid
@@ -235,12 +239,14 @@ FP8GEMM_DEFINE_WGMMA(E4M3, E5M2, "e4m3", "e5m2")
 // writes landed. TMA writes are async-proxy already and need none.
 // stage_bytes / w_bytes: the stage stride and where its activation tile starts (St's but in the
 // TMA kernel with fitted rows: Params::stage_bytes).
-template <class WT, class AT, int NP, class St, bool kGenericWrites = false>
+// kMaxKB > 1 (the one-shot TMA kernel): a stage holds up to kMaxKB K blocks `kb_bytes` apart
+// (kblocks=B: stage_kblocks of them, fewer in a split's last stage); `nkb` then counts K blocks.
+template <class WT, class AT, int NP, class St, bool kGenericWrites = false, int kMaxKB = 1>
 __device__ __forceinline__ void consume_k_blocks(float (&acc)[NP / 2], int nkb, uint8_t* ring, uint64_t* full_bar,
                                                  uint64_t* empty_bar, int stages, int wg, int lane, int& s,
                                                  uint32_t& phase, int& prev, int stage_bytes = St::kBytes,
-                                                 int w_bytes = St::kWBytes) {
-  for (int i = 0; i < nkb; ++i) {
+                                                 int w_bytes = St::kWBytes, int stage_kblocks = 1, int kb_bytes = 0) {
+  for (int i = 0; i < nkb; i += stage_kblocks) {
     mbar_wait(&full_bar[s], phase);
     if constexpr (kGenericWrites) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     const uint32_t base = smem_addr(ring + s * stage_bytes);
@@ -250,6 +256,17 @@ __device__ __forceinline__ void consume_k_blocks(float (&acc)[NP / 2], int nkb, 
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) wgmma<WT, AT, NP>(acc, da + 2 * kk, db + 2 * kk);  // +32 bytes of K
+    if constexpr (kMaxKB > 1) {
+      // The stage's further K blocks: descriptors advance in 16-byte units.
+      const int here = min(stage_kblocks, nkb - i);
+#pragma unroll
+      for (int j = 1; j < kMaxKB; ++j)
+        if (j < here) {
+          const uint64_t step = uint64_t(j * kb_bytes) >> 4;
+#pragma unroll
+          for (int kk = 0; kk < 4; ++kk) wgmma<WT, AT, NP>(acc, da + step + 2 * kk, db + step + 2 * kk);
+        }
+    }
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     fence_acc(acc);
     // Keep this stage's wgmma in flight; the previous one is done: give its slot back.
@@ -437,6 +454,8 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
   // The stage layout (RingStage's, or with fitted rows a shorter weight tile; the wmap box is
   // p.rows rows, and so is a block).
   const int stage_bytes = p.stage_bytes, stage_tx = p.stage_tx, w_tile = p.w_bytes;
+  // kblocks=B: B K blocks per stage, kb_bytes apart (K pairs: always 1, their own two-block stage).
+  const int skb = kKPair ? 1 : p.stage_kblocks, kb_bytes = p.kb_bytes;
 
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[kWgmmaMaxRingStages];
@@ -449,7 +468,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
   const int batch = int(blockIdx.z);
   int kb0, nkb;
   split_k_blocks(p, kb0, nkb);
-  const int nst = stage_count<kKPair>(nkb);
+  const int nst = kKPair ? stage_count<kKPair>(nkb) : (nkb + skb - 1) / skb;
 
   start_block(full_bar, empty_bar, stages, 1, 4 * W, !p.late_trigger);  // full: the producer's expect_tx arrival
 
@@ -464,22 +483,35 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&amap)) : "memory");
       uint64_t pol_w, pol_a;
       stream_policies(pol_w, pol_a);
-      // Stage i's weights and activations: K block kb0 + i, or with K pairs kb0 + 2i and the next.
+      // Stage i's weights and activations: K block kb0 + i, or with K pairs kb0 + 2i and the next;
+      // kblocks=B: K blocks kb0 + B i .. (as many as the range has left), kb_bytes apart.
+      const auto kblocks_in = [&](int i) { return kKPair ? 1 : min(skb, nkb - i * skb); };
       const auto load_w = [&](int i, uint8_t* st, uint64_t* bar) {
-        const int kb = stage_kblock<kKPair>(kb0, i);
-        tma_load(st, &wmap, bar, kb * kKB, row0, batch, pol_w);
-        if constexpr (kKPair) tma_load(st + kHalfW, &wmap, bar, (kb + 1) * kKB, row0, batch, pol_w);
+        if constexpr (kKPair) {
+          const int kb = stage_kblock<kKPair>(kb0, i);
+          tma_load(st, &wmap, bar, kb * kKB, row0, batch, pol_w);
+          tma_load(st + kHalfW, &wmap, bar, (kb + 1) * kKB, row0, batch, pol_w);
+        } else {
+          for (int j = 0, n = kblocks_in(i); j < n; ++j)
+            tma_load(st + j * kb_bytes, &wmap, bar, (kb0 + i * skb + j) * kKB, row0, batch, pol_w);
+        }
       };
       const auto load_a = [&](int i, uint8_t* st, uint64_t* bar) {
-        tma_stage_activations<kNA, kKPair>(st + w_tile, &amap, bar, stage_kblock<kKPair>(kb0, i), batch, pol_a);
+        if constexpr (kKPair) {
+          tma_stage_activations<kNA, kKPair>(st + w_tile, &amap, bar, stage_kblock<kKPair>(kb0, i), batch, pol_a);
+        } else {
+          for (int j = 0, n = kblocks_in(i); j < n; ++j)
+            tma_stage_activations<kNA, kKPair>(st + j * kb_bytes + w_tile, &amap, bar, kb0 + i * skb + j, batch, pol_a);
+        }
       };
+      const auto expect = [&](int i, uint64_t* bar) { mbar_arrive_expect_tx(bar, kblocks_in(i) * stage_tx); };
       // early=E: only the first E stages before the wait (the rest right after it), so that the
       // next kernel's blocks, which start as this one's leave, do not all ask for a whole ring
       // each just when the current kernel's last loads and this one's activations are due.
       const int pre = min(stages, nst);
       const int before_wait = p.early > 0 ? min(pre, p.early) : pre;
       for (int i = 0; i < before_wait; ++i) {
-        mbar_arrive_expect_tx(&full_bar[i], stage_tx);
+        expect(i, &full_bar[i]);
         load_w(i, ring + i * stage_bytes, &full_bar[i]);
       }
       // L2 lookahead: the next l2pf K blocks beyond the ring are requested into L2 now (before
@@ -492,14 +524,14 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
       // The activations first (they are what every stage now waits for), each stage's expected
       // bytes counted before any of its copies can land.
-      for (int i = before_wait; i < pre; ++i) mbar_arrive_expect_tx(&full_bar[i], stage_tx);
+      for (int i = before_wait; i < pre; ++i) expect(i, &full_bar[i]);
       for (int i = 0; i < pre; ++i) load_a(i, ring + i * stage_bytes, &full_bar[i]);
       for (int i = before_wait; i < pre; ++i) load_w(i, ring + i * stage_bytes, &full_bar[i]);
       int s = pre == stages ? 0 : pre;
       uint32_t phase = 0;  // completions of empty_bar[s] seen so far, mod 2
       for (int i = pre; i < nst; ++i) {
         mbar_wait(&empty_bar[s], phase);
-        mbar_arrive_expect_tx(&full_bar[s], stage_tx);
+        expect(i, &full_bar[s]);
         load_w(i, ring + s * stage_bytes, &full_bar[s]);
         load_a(i, ring + s * stage_bytes, &full_bar[s]);
         if (!kKPair && pf < nkb && pf <= i + p.l2pf) tma_prefetch_l2(&wmap, (kb0 + pf++) * kKB, row0, batch);
@@ -515,8 +547,13 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
     int s = 0;
     uint32_t phase = 0;
     int prev = -1;
-    consume_k_blocks<WT, AT, NP, St>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev, stage_bytes,
-                                     w_tile);
+    if constexpr (kKPair)
+      consume_k_blocks<WT, AT, NP, St>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev,
+                                       stage_bytes, w_tile);
+    else
+      consume_k_blocks<WT, AT, NP, St, false, kWgmmaMaxStageKBlocks>(acc, nkb, ring, full_bar, empty_bar, stages, wg,
+                                                                     lane, s, phase, prev, stage_bytes, w_tile, skb,
+                                                                     kb_bytes);
   }
   release_dependents_late(p);
 
@@ -673,9 +710,11 @@ void launch_wgmma_pair(const LaunchArgs& l) {
   kp.early = c.early;
   kp.rows = c.rows;
   const WgmmaStageLayout layout = wgmma_stage_layout(pr.m, c.rows, c.cp_weights);
-  kp.stage_bytes = layout.stage_bytes;
+  kp.stage_bytes = layout.stage_bytes * c.kblocks;
   kp.w_bytes = layout.w_bytes;
   kp.stage_tx = layout.tx_bytes;
+  kp.stage_kblocks = c.kblocks;
+  kp.kb_bytes = layout.stage_bytes;
   // 64 rows and fitted rows up to 64: one consumer warpgroup; 128 and fitted rows above 64: two.
   if (c.rows != 32)
     return wgmma_warpgroups(c.rows) == 1 ? launch_wgmma_np<WT, AT, 1>(l, kp) : launch_wgmma_np<WT, AT, 2>(l, kp);
