@@ -29,8 +29,6 @@ constexpr int kWgmmaKBlock = 128;
 constexpr int kWgmmaMinStages = 2;
 constexpr int kWgmmaMaxStages = 16;
 constexpr int kWgmmaMaxRingStages = 32;
-// Most K blocks one ring stage holds (kblocks=B, the one-shot TMA kernel).
-constexpr int kWgmmaMaxStageKBlocks = 4;
 // Dynamic shared memory a v3 block may ask for (sm_90 allows 227 KB per block, less ~1 KB static).
 constexpr size_t kWgmmaMaxSharedBytes = 220 * 1024;
 // Largest L2 prefetch lookahead (K blocks beyond the ring).

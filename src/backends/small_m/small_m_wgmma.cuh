@@ -239,14 +239,16 @@ FP8GEMM_DEFINE_WGMMA(E4M3, E5M2, "e4m3", "e5m2")
 // writes landed. TMA writes are async-proxy already and need none.
 // stage_bytes / w_bytes: the stage stride and where its activation tile starts (St's but in the
 // TMA kernel with fitted rows: Params::stage_bytes).
-// kMaxKB > 1 (the one-shot TMA kernel): a stage holds up to kMaxKB K blocks `kb_bytes` apart
-// (kblocks=B: stage_kblocks of them, fewer in a split's last stage); `nkb` then counts K blocks.
-template <class WT, class AT, int NP, class St, bool kGenericWrites = false, int kMaxKB = 1>
+// kKB > 1 (the one-shot TMA kernel, kblocks=B): a stage holds kKB K blocks `kb_bytes` apart, all
+// of them multiplied (a split's last stage is padded with zero-filled K blocks by the producer):
+// a fixed, branch-free sequence, so that ptxas keeps the wgmma in flight together (a branch
+// between them made it wait for each one, WARPGROUP.DEPBAR after every QGMMA).
+template <class WT, class AT, int NP, class St, bool kGenericWrites = false, int kKB = 1>
 __device__ __forceinline__ void consume_k_blocks(float (&acc)[NP / 2], int nkb, uint8_t* ring, uint64_t* full_bar,
                                                  uint64_t* empty_bar, int stages, int wg, int lane, int& s,
                                                  uint32_t& phase, int& prev, int stage_bytes = St::kBytes,
-                                                 int w_bytes = St::kWBytes, int stage_kblocks = 1, int kb_bytes = 0) {
-  for (int i = 0; i < nkb; i += stage_kblocks) {
+                                                 int w_bytes = St::kWBytes, int kb_bytes = 0) {
+  for (int i = 0; i < nkb; ++i) {
     mbar_wait(&full_bar[s], phase);
     if constexpr (kGenericWrites) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     const uint32_t base = smem_addr(ring + s * stage_bytes);
@@ -255,17 +257,10 @@ __device__ __forceinline__ void consume_k_blocks(float (&acc)[NP / 2], int nkb, 
     fence_acc(acc);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) wgmma<WT, AT, NP>(acc, da + 2 * kk, db + 2 * kk);  // +32 bytes of K
-    if constexpr (kMaxKB > 1) {
-      // The stage's further K blocks: descriptors advance in 16-byte units.
-      const int here = min(stage_kblocks, nkb - i);
+    for (int j = 0; j < kKB; ++j) {
+      const uint64_t step = uint64_t(j * kb_bytes) >> 4;  // descriptors count 16-byte units
 #pragma unroll
-      for (int j = 1; j < kMaxKB; ++j)
-        if (j < here) {
-          const uint64_t step = uint64_t(j * kb_bytes) >> 4;
-#pragma unroll
-          for (int kk = 0; kk < 4; ++kk) wgmma<WT, AT, NP>(acc, da + step + 2 * kk, db + step + 2 * kk);
-        }
+      for (int kk = 0; kk < 4; ++kk) wgmma<WT, AT, NP>(acc, da + step + 2 * kk, db + step + 2 * kk);  // +32 bytes of K
     }
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     fence_acc(acc);
@@ -484,34 +479,35 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
       uint64_t pol_w, pol_a;
       stream_policies(pol_w, pol_a);
       // Stage i's weights and activations: K block kb0 + i, or with K pairs kb0 + 2i and the next;
-      // kblocks=B: K blocks kb0 + B i .. (as many as the range has left), kb_bytes apart.
-      const auto kblocks_in = [&](int i) { return kKPair ? 1 : min(skb, nkb - i * skb); };
+      // kblocks=B: K blocks kb0 + B i + j (j < B), kb_bytes apart; those past the split's range
+      // are read past the tensor's K instead (zero-filled: they add nothing; the consumer
+      // multiplies every K block of a stage).
+      const auto kblock_at = [&](int i, int j) { return i * skb + j < nkb ? kb0 + i * skb + j : p.kblocks; };
       const auto load_w = [&](int i, uint8_t* st, uint64_t* bar) {
         if constexpr (kKPair) {
           const int kb = stage_kblock<kKPair>(kb0, i);
           tma_load(st, &wmap, bar, kb * kKB, row0, batch, pol_w);
           tma_load(st + kHalfW, &wmap, bar, (kb + 1) * kKB, row0, batch, pol_w);
         } else {
-          for (int j = 0, n = kblocks_in(i); j < n; ++j)
-            tma_load(st + j * kb_bytes, &wmap, bar, (kb0 + i * skb + j) * kKB, row0, batch, pol_w);
+          for (int j = 0; j < skb; ++j) tma_load(st + j * kb_bytes, &wmap, bar, kblock_at(i, j) * kKB, row0, batch, pol_w);
         }
       };
       const auto load_a = [&](int i, uint8_t* st, uint64_t* bar) {
         if constexpr (kKPair) {
           tma_stage_activations<kNA, kKPair>(st + w_tile, &amap, bar, stage_kblock<kKPair>(kb0, i), batch, pol_a);
         } else {
-          for (int j = 0, n = kblocks_in(i); j < n; ++j)
-            tma_stage_activations<kNA, kKPair>(st + j * kb_bytes + w_tile, &amap, bar, kb0 + i * skb + j, batch, pol_a);
+          for (int j = 0; j < skb; ++j)
+            tma_stage_activations<kNA, kKPair>(st + j * kb_bytes + w_tile, &amap, bar, kblock_at(i, j), batch, pol_a);
         }
       };
-      const auto expect = [&](int i, uint64_t* bar) { mbar_arrive_expect_tx(bar, kblocks_in(i) * stage_tx); };
+      const auto expect = [&](uint64_t* bar) { mbar_arrive_expect_tx(bar, skb * stage_tx); };
       // early=E: only the first E stages before the wait (the rest right after it), so that the
       // next kernel's blocks, which start as this one's leave, do not all ask for a whole ring
       // each just when the current kernel's last loads and this one's activations are due.
       const int pre = min(stages, nst);
       const int before_wait = p.early > 0 ? min(pre, p.early) : pre;
       for (int i = 0; i < before_wait; ++i) {
-        expect(i, &full_bar[i]);
+        expect(&full_bar[i]);
         load_w(i, ring + i * stage_bytes, &full_bar[i]);
       }
       // L2 lookahead: the next l2pf K blocks beyond the ring are requested into L2 now (before
@@ -524,14 +520,14 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
       asm volatile("griddepcontrol.wait;\n" ::: "memory");
       // The activations first (they are what every stage now waits for), each stage's expected
       // bytes counted before any of its copies can land.
-      for (int i = before_wait; i < pre; ++i) expect(i, &full_bar[i]);
+      for (int i = before_wait; i < pre; ++i) expect(&full_bar[i]);
       for (int i = 0; i < pre; ++i) load_a(i, ring + i * stage_bytes, &full_bar[i]);
       for (int i = before_wait; i < pre; ++i) load_w(i, ring + i * stage_bytes, &full_bar[i]);
       int s = pre == stages ? 0 : pre;
       uint32_t phase = 0;  // completions of empty_bar[s] seen so far, mod 2
       for (int i = pre; i < nst; ++i) {
         mbar_wait(&empty_bar[s], phase);
-        expect(i, &full_bar[s]);
+        expect(&full_bar[s]);
         load_w(i, ring + s * stage_bytes, &full_bar[s]);
         load_a(i, ring + s * stage_bytes, &full_bar[s]);
         if (!kKPair && pf < nkb && pf <= i + p.l2pf) tma_prefetch_l2(&wmap, (kb0 + pf++) * kKB, row0, batch);
@@ -547,13 +543,16 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
     int s = 0;
     uint32_t phase = 0;
     int prev = -1;
-    if constexpr (kKPair)
+    // One branch-free consumer loop per stage size (kblocks=1, 2, 4).
+    if (skb == 4)
+      consume_k_blocks<WT, AT, NP, St, false, 4>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev,
+                                                 stage_bytes, w_tile, kb_bytes);
+    else if (skb == 2)
+      consume_k_blocks<WT, AT, NP, St, false, 2>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev,
+                                                 stage_bytes, w_tile, kb_bytes);
+    else
       consume_k_blocks<WT, AT, NP, St>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev,
                                        stage_bytes, w_tile);
-    else
-      consume_k_blocks<WT, AT, NP, St, false, kWgmmaMaxStageKBlocks>(acc, nkb, ring, full_bar, empty_bar, stages, wg,
-                                                                     lane, s, phase, prev, stage_bytes, w_tile, skb,
-                                                                     kb_bytes);
   }
   release_dependents_late(p);
 
