@@ -482,25 +482,34 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
       // kblocks=B: K blocks kb0 + B i + j (j < B), kb_bytes apart; those past the split's range
       // are read past the tensor's K instead (zero-filled: they add nothing; the consumer
       // multiplies every K block of a stage).
-      const auto kblock_at = [&](int i, int j) { return i * skb + j < nkb ? kb0 + i * skb + j : p.kblocks; };
+      // One producer per stage size (KB = kblocks: 1, 2 or 4), with its copies unrolled: the lane
+      // issues every stage alone, and its per-stage work bounds blocks with small stages.
+      const auto produce = [&](auto kb_constant) {
+      constexpr int KB = decltype(kb_constant)::value;
+      const auto kblock_at = [&](int i, int j) {
+        if constexpr (KB == 1) return kb0 + i;
+        else return i * KB + j < nkb ? kb0 + i * KB + j : p.kblocks;
+      };
       const auto load_w = [&](int i, uint8_t* st, uint64_t* bar) {
         if constexpr (kKPair) {
           const int kb = stage_kblock<kKPair>(kb0, i);
           tma_load(st, &wmap, bar, kb * kKB, row0, batch, pol_w);
           tma_load(st + kHalfW, &wmap, bar, (kb + 1) * kKB, row0, batch, pol_w);
         } else {
-          for (int j = 0; j < skb; ++j) tma_load(st + j * kb_bytes, &wmap, bar, kblock_at(i, j) * kKB, row0, batch, pol_w);
+#pragma unroll
+          for (int j = 0; j < KB; ++j) tma_load(st + j * kb_bytes, &wmap, bar, kblock_at(i, j) * kKB, row0, batch, pol_w);
         }
       };
       const auto load_a = [&](int i, uint8_t* st, uint64_t* bar) {
         if constexpr (kKPair) {
           tma_stage_activations<kNA, kKPair>(st + w_tile, &amap, bar, stage_kblock<kKPair>(kb0, i), batch, pol_a);
         } else {
-          for (int j = 0; j < skb; ++j)
+#pragma unroll
+          for (int j = 0; j < KB; ++j)
             tma_stage_activations<kNA, kKPair>(st + j * kb_bytes + w_tile, &amap, bar, kblock_at(i, j), batch, pol_a);
         }
       };
-      const auto expect = [&](uint64_t* bar) { mbar_arrive_expect_tx(bar, skb * stage_tx); };
+      const auto expect = [&](uint64_t* bar) { mbar_arrive_expect_tx(bar, KB * stage_tx); };
       // early=E: only the first E stages before the wait (the rest right after it), so that the
       // next kernel's blocks, which start as this one's leave, do not all ask for a whole ring
       // each just when the current kernel's last loads and this one's activations are due.
@@ -536,6 +545,13 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
           phase ^= 1;
         }
       }
+      };
+      if (skb == 4)
+        produce(std::integral_constant<int, 4>{});
+      else if (skb == 2)
+        produce(std::integral_constant<int, 2>{});
+      else
+        produce(std::integral_constant<int, 1>{});
     }
   } else {
     // Consumers: warpgroup wg multiplies weight rows [64 wg, 64 wg + 64) of each stage.
