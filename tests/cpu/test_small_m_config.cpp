@@ -734,7 +734,7 @@ TEST(SmallMConfig, FittedRowsNamesRulesLayoutAndCandidates) {
     std::set<int> rows;
     int cp = 0, tma = 0;
     for (const Config& x : candidate_configs(p, 132, 90))
-      if (x.wgmma && fitted_rows(x.rows) && x.stages <= kWgmmaMaxStages) {  // deep rings: DeepRings...
+      if (x.wgmma && fitted_rows(x.rows) && x.kblocks == 1) {  // kblocks=4: KBlocksCandidates...
         EXPECT_TRUE(can_implement(p, x, 90)) << x.to_string();
         EXPECT_EQ(x.splitk, 1) << x.to_string();
         EXPECT_TRUE(x.pdl) << x.to_string();
@@ -759,9 +759,7 @@ TEST(SmallMConfig, FittedRowsNamesRulesLayoutAndCandidates) {
   for (const Config& x : candidate_configs(problem(1, 4480, 15680), 148, 100)) EXPECT_FALSE(fitted_rows(x.rows) && x.wgmma);
 }
 
-// Rings of 17..32 stages: the one-shot kernels with TMA or cp.async weights only; offered at one
-// block per SM (K pairs, fitted rows, 64-row blocks) where a block's K range is longer than 16
-// stages, with the deepest ring that one block of them fits.
+// Rings of 17..32 stages: the one-shot kernels with TMA or cp.async weights only; run when named.
 TEST(SmallMConfig, DeepRingsNamesRulesAndCandidates) {
   for (int rows : {32, 34, 64, 100, 128})
     for (int stages : {17, 24, 32}) {
@@ -780,39 +778,9 @@ TEST(SmallMConfig, DeepRingsNamesRulesAndCandidates) {
   expect_rejected(bad);
   // 32 stages of 64 weight rows (72 * 128 bytes a stage at m=1) do not fit 220 KB.
   EXPECT_FALSE(can_implement(problem(1, 4096, 14336), wgmma_config(64, 1, 32, true), 90));
-  const auto deep_of = [](const Problem& p) {
-    std::vector<Config> deep;
-    for (const Config& x : candidate_configs(p, 132, 90))
-      if (x.wgmma && x.stages > kWgmmaMaxStages) {
-        EXPECT_TRUE(can_implement(p, x, 90)) << x.to_string();
-        EXPECT_TRUE(x.pdl && !x.late_trigger && x.early == 0 && x.persist == 0) << x.to_string();
-        // One block per SM, and the deepest ring that block fits (or 32).
-        EXPECT_LE((p.n + x.rows - 1) / x.rows * p.batch * x.splitk, 132) << x.to_string();
-        EXPECT_LE(shared_bytes(p, x) + 512 + 1024, size_t(228 * 1024)) << x.to_string();
-        Config deeper = x;
-        ++deeper.stages;
-        EXPECT_TRUE(x.stages == kWgmmaMaxRingStages || shared_bytes(p, deeper) > kWgmmaMaxSharedBytes) << x.to_string();
-        deep.push_back(x);
-      }
-    return deep;
-  };
-  // nano9b.down (4480 x 15680): 132 blocks of 34 fitted rows, TMA (a 40-row tile: 6 KB a stage
-  // at m=1, 32 stages) and cp.async (the 64-row tile: 9 KB, 24 stages); 64-row blocks (70 tiles)
-  // are split 1 (132 / 70), K pairs have 140 tiles.
-  std::vector<Config> nano = deep_of(problem(1, 4480, 15680));
-  ASSERT_EQ(nano.size(), 4u);
-  EXPECT_EQ(nano[0].to_string(), "wgmma,rows=34,splitk=1,stages=32,l2pf=0,pdl=1");
-  EXPECT_EQ(nano[1].to_string(), "wgmma,rows=34,splitk=1,stages=24,l2pf=0,pdl=1,wload=cp");
-  EXPECT_EQ(nano[2].rows, 64);
-  EXPECT_EQ(nano[3].rows, 64);
-  // nemoH8b.down (4096 x 21504): K pairs, 128 blocks of 32 rows, 84 stages of K each.
-  std::vector<Config> nemo = deep_of(problem(16, 4096, 21504));
-  ASSERT_FALSE(nemo.empty());
-  EXPECT_EQ(nemo[0].rows, 32);
-  EXPECT_EQ(nemo[0].splitk, 1);
-  // K of 4096 is 16 K pairs (32 blocks): a 16-stage ring already holds the whole range.
-  for (const Config& x : deep_of(problem(1, 4096, 4096))) EXPECT_NE(x.rows, 32) << x.to_string();
-  EXPECT_TRUE(deep_of(problem(1, 4096, 2048)).empty());
+  // Not offered (session 15: never the fastest): every candidate's ring holds at most 16 stages.
+  for (const Problem& p : {problem(1, 4480, 15680), problem(16, 4096, 21504), problem(1, 8192, 8192)})
+    for (const Config& x : candidate_configs(p, 132, 90)) EXPECT_LE(x.stages, kWgmmaMaxStages) << x.to_string();
 }
 
 // kblocks=B: 2 or 4 K blocks per ring stage, the one-shot TMA kernel only (rows other than 32,
@@ -846,6 +814,40 @@ TEST(SmallMConfig, KBlocksNamesRulesAndSharedMemory) {
   EXPECT_TRUE(can_implement(nano, c, 90));
   c.stages = 10;  // 10 x 24 KB > 220 KB
   EXPECT_FALSE(can_implement(nano, c, 90));
+}
+
+// kblocks=4 candidates: fitted rows at one block per SM (rows = ceil(n / SMs)), TMA weights, the
+// deepest ring of four-K-block stages one block fits; none where the rows are not fitted or K is
+// under 8 blocks.
+TEST(SmallMConfig, KBlocksCandidatesAreFittedRowsAtOneBlockPerSm) {
+  const auto kblocks_of = [](const Problem& p) {
+    std::vector<std::string> out;
+    for (const Config& x : candidate_configs(p, 132, 90))
+      if (x.kblocks > 1) {
+        EXPECT_TRUE(can_implement(p, x, 90)) << x.to_string();
+        EXPECT_LE(shared_bytes(p, x) + 512 + 1024, size_t(228 * 1024)) << x.to_string();
+        Config deeper = x;
+        ++deeper.stages;
+        EXPECT_GT(shared_bytes(p, deeper), kWgmmaMaxSharedBytes) << x.to_string();
+        out.push_back(x.to_string());
+      }
+    return out;
+  };
+  // nano9b.down: 132 blocks of 34 rows; 4 x 6 KB a stage at m=1 (a 40-row weight tile, 8
+  // activation rows), 9 stages; at m=16 4 x 7 KB, 7 stages.
+  EXPECT_EQ(kblocks_of(problem(1, 4480, 15680)),
+            std::vector<std::string>{"wgmma,rows=34,splitk=1,stages=9,l2pf=0,pdl=1,kblocks=4"});
+  EXPECT_EQ(kblocks_of(problem(16, 4480, 15680)),
+            std::vector<std::string>{"wgmma,rows=34,splitk=1,stages=7,l2pf=0,pdl=1,kblocks=4"});
+  EXPECT_EQ(kblocks_of(problem(1, 8192, 8192)),
+            std::vector<std::string>{"wgmma,rows=63,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=4"});
+  EXPECT_TRUE(kblocks_of(problem(1, 4096, 4096)).empty());   // 32 rows: K pairs
+  EXPECT_TRUE(kblocks_of(problem(1, 18560, 4096)).empty());  // 141 rows: not fitted
+  EXPECT_TRUE(kblocks_of(problem(1, 4480, 896)).empty());    // 7 K blocks
+  // 8 K blocks; at <= 40 MB the one-shot TMA candidates also get their pdl=2 and early=4 twins.
+  const std::vector<std::string> small = kblocks_of(problem(1, 4480, 1024));
+  EXPECT_EQ(small.size(), 4u);
+  for (const std::string& n : small) EXPECT_EQ(n.rfind("wgmma,rows=34,splitk=1,stages=9,l2pf=0,pdl=", 0), 0u) << n;
 }
 
 TEST(SmallMConfig, WgmmaCandidatesOnlyOnSm90) {

@@ -361,15 +361,15 @@ int wgmma_fill_splitk(const Problem& p, int rows, int64_t target) {
   return int(std::clamp<int64_t>(s, 1, kMaxSplitK));
 }
 
-// v3: the deepest ring, up to `max_stages`, with which `occ` blocks fit one SM's shared memory
-// (228 KB; per block ~1 KB reserved by the system, `static_bytes` of barriers, up to 1 KB of
-// alignment and `extra_bytes` beside the ring); 0 if < 4.
+// v3: the deepest ring, up to `max_stages` stages of `kblocks` K blocks, with which `occ` blocks
+// fit one SM's shared memory (228 KB; per block ~1 KB reserved by the system, `static_bytes` of
+// barriers, up to 1 KB of alignment and `extra_bytes` beside the ring); 0 if < 4.
 int wgmma_ring_stages(const Problem& p, int rows, int occ, int64_t static_bytes, int64_t extra_bytes,
-                      bool cp_weights = false, int max_stages = kWgmmaMaxStages) {
+                      bool cp_weights = false, int max_stages = kWgmmaMaxStages, int kblocks = 1) {
   const WgmmaStageLayout l = wgmma_stage_layout(p.m, rows, cp_weights);
   const int64_t per_block = std::min<int64_t>(kSmSharedBytes / occ - 1024 - static_bytes, int64_t(kWgmmaMaxSharedBytes)) -
                             1024 - extra_bytes - l.tail_bytes;
-  const int64_t stage = l.stage_bytes;
+  const int64_t stage = int64_t(l.stage_bytes) * kblocks;
   const int64_t st = std::min<int64_t>(max_stages, per_block / stage);
   return st >= 4 ? int(st) : 0;
 }
@@ -378,13 +378,6 @@ int wgmma_ring_stages(const Problem& p, int rows, int occ, int64_t static_bytes,
 // rings of at most 16 stages (what every kernel runs).
 int wgmma_stages_for(const Problem& p, int rows, int occ, bool cp_weights = false) {
   return wgmma_ring_stages(p, rows, occ, 512, 0, cp_weights);
-}
-
-// The one-shot kernels' deeper ring (up to kWgmmaMaxRingStages) for `occ` blocks per SM; 0 unless
-// it is deeper than 16.
-int wgmma_deep_stages_for(const Problem& p, int rows, int occ, bool cp_weights = false) {
-  const int st = wgmma_ring_stages(p, rows, occ, 512, 0, cp_weights, kWgmmaMaxRingStages);
-  return st > kWgmmaMaxStages ? st : 0;
 }
 
 // v3 persistent: <= 512 bytes of barriers, and the split-K receive buffer beside the ring.
@@ -583,31 +576,23 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
       if (const int st = wgmma_stages_for(p, int(rows), per_sm, true); st > 0)
         add(with_cp_weights(wgmma_config(int(rows), 1, st, true, 0)));
     }
-    // Deep rings (17..32 stages) at one block per SM, TMA and cp.async weights: K pairs with the
-    // split above, fitted rows that spread the rows over the SMs, and 64-row blocks split to about
-    // one per SM. Their stages are small (8 KB or less of weights), so 16 of them hold too few
-    // bytes in flight to cover HBM latency under load (docs/perf/small_m.md, Session 15).
-    const auto add_deep = [&](int rows, int split) {
-      // Only where a block's K range is longer than 16 stages (K pairs: two K blocks a stage).
-      const int64_t per_stage = rows == 32 ? 2 : 1;
-      const int64_t kblocks = (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock;
-      if ((kblocks + split - 1) / split <= per_stage * kWgmmaMaxStages) return;
-      for (bool cp : {false, true})
-        if (const int st = wgmma_deep_stages_for(p, rows, 1, cp); st > 0) {
-          const Config c = wgmma_config(rows, split, st, true, 0);
-          add(cp ? with_cp_weights(c) : c);
-        }
-    };
-    if (p.m <= 16) {
-      const int64_t tiles = (p.n + 31) / 32 * p.batch;
-      if (tiles <= sm_count) add_deep(32, wgmma_fill_splitk(p, 32, int64_t(sm_count) / tiles * tiles));
-    }
+    // Fitted rows at one block per SM (the rows that spread n over the SMs) with four K blocks per
+    // stage (kblocks=4, TMA weights) and the deepest ring one block fits. Why (H200, session 15,
+    // docs/perf/small_m.md): with one K block per stage such a block streams at ~25 GB/s, bound by
+    // its single producer lane's work per stage; four per stage took nano9b.down (132 blocks of 34
+    // rows) from 22.1 to 18.5 us, past the best other tactic (19.6), and llama70b.o (131 of 63) to
+    // the K pairs' 16.4. Rings deeper than 16 stages of one K block (kWgmmaMaxRingStages) won
+    // nowhere (session 15 call 2) and run only when named.
     if (const int64_t per_batch = sm_count / p.batch; per_batch >= 1) {
       const int64_t rows = (p.n + per_batch - 1) / per_batch;
-      if (fitted_rows(int(std::min<int64_t>(rows, 1024)))) add_deep(int(rows), 1);
+      const int64_t kblocks = (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock;
+      if (fitted_rows(int(std::min<int64_t>(rows, 1024))) && kblocks >= 2 * 4)
+        if (const int st = wgmma_ring_stages(p, int(rows), 1, 512, 0, false, kWgmmaMaxStages, 4); st > 0) {
+          Config c = wgmma_config(int(rows), 1, st, true, 0);
+          c.kblocks = 4;
+          add(c);
+        }
     }
-    if (const int64_t tiles = (p.n + 63) / 64 * p.batch; tiles <= sm_count)
-      add_deep(64, wgmma_fill_splitk(p, 64, int64_t(sm_count) / tiles * tiles));
     // Weights in registers (",wload=reg") are not offered: on the H200 they lost to the best
     // other small_m tactic at every suite point at M = 1 and 16 (docs/perf/small_m.md, Session 6).
     // They run when named.
