@@ -485,66 +485,67 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
       // One producer per stage size (KB = kblocks: 1, 2 or 4), with its copies unrolled: the lane
       // issues every stage alone, and its per-stage work bounds blocks with small stages.
       const auto produce = [&](auto kb_constant) {
-      constexpr int KB = decltype(kb_constant)::value;
-      const auto kblock_at = [&](int i, int j) {
-        if constexpr (KB == 1) return kb0 + i;
-        else return i * KB + j < nkb ? kb0 + i * KB + j : p.kblocks;
-      };
-      const auto load_w = [&](int i, uint8_t* st, uint64_t* bar) {
-        if constexpr (kKPair) {
-          const int kb = stage_kblock<kKPair>(kb0, i);
-          tma_load(st, &wmap, bar, kb * kKB, row0, batch, pol_w);
-          tma_load(st + kHalfW, &wmap, bar, (kb + 1) * kKB, row0, batch, pol_w);
-        } else {
+        constexpr int KB = decltype(kb_constant)::value;
+        const auto kblock_at = [&](int i, int j) {
+          if constexpr (KB == 1) return kb0 + i;
+          else return i * KB + j < nkb ? kb0 + i * KB + j : p.kblocks;
+        };
+        const auto load_w = [&](int i, uint8_t* st, uint64_t* bar) {
+          if constexpr (kKPair) {
+            const int kb = stage_kblock<kKPair>(kb0, i);
+            tma_load(st, &wmap, bar, kb * kKB, row0, batch, pol_w);
+            tma_load(st + kHalfW, &wmap, bar, (kb + 1) * kKB, row0, batch, pol_w);
+          } else {
 #pragma unroll
-          for (int j = 0; j < KB; ++j) tma_load(st + j * kb_bytes, &wmap, bar, kblock_at(i, j) * kKB, row0, batch, pol_w);
-        }
-      };
-      const auto load_a = [&](int i, uint8_t* st, uint64_t* bar) {
-        if constexpr (kKPair) {
-          tma_stage_activations<kNA, kKPair>(st + w_tile, &amap, bar, stage_kblock<kKPair>(kb0, i), batch, pol_a);
-        } else {
+            for (int j = 0; j < KB; ++j)
+              tma_load(st + j * kb_bytes, &wmap, bar, kblock_at(i, j) * kKB, row0, batch, pol_w);
+          }
+        };
+        const auto load_a = [&](int i, uint8_t* st, uint64_t* bar) {
+          if constexpr (kKPair) {
+            tma_stage_activations<kNA, kKPair>(st + w_tile, &amap, bar, stage_kblock<kKPair>(kb0, i), batch, pol_a);
+          } else {
 #pragma unroll
-          for (int j = 0; j < KB; ++j)
-            tma_stage_activations<kNA, kKPair>(st + j * kb_bytes + w_tile, &amap, bar, kblock_at(i, j), batch, pol_a);
+            for (int j = 0; j < KB; ++j)
+              tma_stage_activations<kNA, kKPair>(st + j * kb_bytes + w_tile, &amap, bar, kblock_at(i, j), batch, pol_a);
+          }
+        };
+        const auto expect = [&](uint64_t* bar) { mbar_arrive_expect_tx(bar, KB * stage_tx); };
+        // early=E: only the first E stages before the wait (the rest right after it), so that the
+        // next kernel's blocks, which start as this one's leave, do not all ask for a whole ring
+        // each just when the current kernel's last loads and this one's activations are due.
+        const int pre = min(stages, nst);
+        const int before_wait = p.early > 0 ? min(pre, p.early) : pre;
+        for (int i = 0; i < before_wait; ++i) {
+          expect(&full_bar[i]);
+          load_w(i, ring + i * stage_bytes, &full_bar[i]);
         }
-      };
-      const auto expect = [&](uint64_t* bar) { mbar_arrive_expect_tx(bar, KB * stage_tx); };
-      // early=E: only the first E stages before the wait (the rest right after it), so that the
-      // next kernel's blocks, which start as this one's leave, do not all ask for a whole ring
-      // each just when the current kernel's last loads and this one's activations are due.
-      const int pre = min(stages, nst);
-      const int before_wait = p.early > 0 ? min(pre, p.early) : pre;
-      for (int i = 0; i < before_wait; ++i) {
-        expect(&full_bar[i]);
-        load_w(i, ring + i * stage_bytes, &full_bar[i]);
-      }
-      // L2 lookahead: the next l2pf K blocks beyond the ring are requested into L2 now (before
-      // the wait: HBM stays busy across the kernel boundary), then one more per block issued.
-      // (Not with K pairs: config_exists keeps l2pf=0 there.)
-      int pf = pre;
-      for (const int pf_end = kKPair ? 0 : min(nkb, pre + p.l2pf); pf < pf_end; ++pf)
-        tma_prefetch_l2(&wmap, (kb0 + pf) * kKB, row0, batch);
-      // The activations may be written by the previous kernel (programmatic dependent launch).
-      asm volatile("griddepcontrol.wait;\n" ::: "memory");
-      // The activations first (they are what every stage now waits for), each stage's expected
-      // bytes counted before any of its copies can land.
-      for (int i = before_wait; i < pre; ++i) expect(&full_bar[i]);
-      for (int i = 0; i < pre; ++i) load_a(i, ring + i * stage_bytes, &full_bar[i]);
-      for (int i = before_wait; i < pre; ++i) load_w(i, ring + i * stage_bytes, &full_bar[i]);
-      int s = pre == stages ? 0 : pre;
-      uint32_t phase = 0;  // completions of empty_bar[s] seen so far, mod 2
-      for (int i = pre; i < nst; ++i) {
-        mbar_wait(&empty_bar[s], phase);
-        expect(&full_bar[s]);
-        load_w(i, ring + s * stage_bytes, &full_bar[s]);
-        load_a(i, ring + s * stage_bytes, &full_bar[s]);
-        if (!kKPair && pf < nkb && pf <= i + p.l2pf) tma_prefetch_l2(&wmap, (kb0 + pf++) * kKB, row0, batch);
-        if (++s == stages) {
-          s = 0;
-          phase ^= 1;
+        // L2 lookahead: the next l2pf K blocks beyond the ring are requested into L2 now (before
+        // the wait: HBM stays busy across the kernel boundary), then one more per block issued.
+        // (Not with K pairs: config_exists keeps l2pf=0 there.)
+        int pf = pre;
+        for (const int pf_end = kKPair ? 0 : min(nkb, pre + p.l2pf); pf < pf_end; ++pf)
+          tma_prefetch_l2(&wmap, (kb0 + pf) * kKB, row0, batch);
+        // The activations may be written by the previous kernel (programmatic dependent launch).
+        asm volatile("griddepcontrol.wait;\n" ::: "memory");
+        // The activations first (they are what every stage now waits for), each stage's expected
+        // bytes counted before any of its copies can land.
+        for (int i = before_wait; i < pre; ++i) expect(&full_bar[i]);
+        for (int i = 0; i < pre; ++i) load_a(i, ring + i * stage_bytes, &full_bar[i]);
+        for (int i = before_wait; i < pre; ++i) load_w(i, ring + i * stage_bytes, &full_bar[i]);
+        int s = pre == stages ? 0 : pre;
+        uint32_t phase = 0;  // completions of empty_bar[s] seen so far, mod 2
+        for (int i = pre; i < nst; ++i) {
+          mbar_wait(&empty_bar[s], phase);
+          expect(&full_bar[s]);
+          load_w(i, ring + s * stage_bytes, &full_bar[s]);
+          load_a(i, ring + s * stage_bytes, &full_bar[s]);
+          if (!kKPair && pf < nkb && pf <= i + p.l2pf) tma_prefetch_l2(&wmap, (kb0 + pf++) * kKB, row0, batch);
+          if (++s == stages) {
+            s = 0;
+            phase ^= 1;
+          }
         }
-      }
       };
       if (skb == 4)
         produce(std::integral_constant<int, 4>{});
