@@ -24,8 +24,9 @@ constexpr int kChunkK = 64;
 constexpr int kWgmmaKBlock = 128;
 // v3 ring depth limits: the one-shot kernels with TMA or cp.async weights size their mbarrier
 // arrays for kWgmmaMaxRingStages, the persistent, stream-K and register kernels for
-// kWgmmaMaxStages. Rings deeper than 16 are for blocks with small stages (K pairs, fitted rows)
-// at one block per SM, whose 16 stages hold too few bytes to cover HBM latency.
+// kWgmmaMaxStages. Rings deeper than 16 run when named and are not offered: built for blocks with
+// small stages at one block per SM, on the guess that 16 of them hold too few bytes to cover HBM
+// latency; on the H200 they were the fastest tactic nowhere (docs/perf/small_m.md, Session 15).
 constexpr int kWgmmaMinStages = 2;
 constexpr int kWgmmaMaxStages = 16;
 constexpr int kWgmmaMaxRingStages = 32;
@@ -107,8 +108,9 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 //  - kblocks=B (one-shot v3 with TMA weights, rows other than 32, l2pf=0; spelled after early,
 //    absent = 1): a ring stage holds B = 2 or 4 consecutive K blocks, each laid out as a stage of
 //    one (WgmmaStageLayout), under one pair of barriers: B times the bytes per barrier round trip
-//    and per TMA batch, for blocks whose one-K-block stages are small (fitted rows at one block
-//    per SM stream at ~25 GB/s per SM with 4-5 KB stages, against ~35 for 16 KB ones).
+//    and per TMA batch, for blocks whose one-K-block stages are small: their one producer lane
+//    issues every stage alone, and its per-stage work bounds them (H200, session 15: 132 blocks of
+//    34 fitted rows ran nano9b.down in 22.1 us with one K block per stage, 18.5 with four).
 struct Config {
   int rows = 32;    // weight rows (output columns n) per block: 16 x row tiles, shared by its warps
   int splitk = 1;   // blocks of one cluster that split K; reduced in fixed order through DSMEM
