@@ -45,10 +45,10 @@ std::vector<size_t> pick_finalists(const std::vector<Timing>& short_round, const
   for (size_t j = 0; j < keep.size(); ++j) {
     // keep is fastest first, so a backend's first candidate here is its fastest.
     const std::string& backend = short_round[keep[j]].tactic.backend;
-    const bool backends_fastest =
+    const bool fastest_of_its_backend =
         std::find(backends_seen.begin(), backends_seen.end(), backend) == backends_seen.end();
-    if (backends_fastest) backends_seen.push_back(backend);
-    if (j < limit || (o.best_of_each_backend && backends_fastest))
+    if (fastest_of_its_backend) backends_seen.push_back(backend);
+    if (j < limit || (o.best_of_each_backend && fastest_of_its_backend))
       finalists.push_back(keep[j]);
     else
       pruned.push_back(short_round[keep[j]]);

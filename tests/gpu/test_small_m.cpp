@@ -293,9 +293,10 @@ TEST(SmallM, WgmmaFittedRowsEveryInstantiationAndSplit) {
                           small_m::with_cp_weights);
 }
 
-// Rings of 17..32 stages (one-shot kernels): K pairs, fitted rows (34, 48) and 64-row blocks (two
-// warpgroups' stages are too large for 17), on K of 72 blocks with a 16-byte tail (the ring wraps two to four times) and 32
-// blocks (it does not), m 1..16, split-K 1..3, pdl 0/1/2 and early, batch 2, both weight paths.
+// Rings of 17..32 stages (one-shot kernels, run when named): K pairs, fitted rows (34, 48) and
+// 64-row blocks (two warpgroups' stages are too large for 17), on K of 72 blocks with a 16-byte
+// tail (the ring wraps two to four times) and 32 blocks (it does not), m 1..16, split-K 1..3, pdl
+// 0/1/2 and early, batch 2, both weight paths.
 TEST(SmallM, WgmmaDeepRingsEveryKindAndSplit) {
   FP8GEMM_SKIP_WITHOUT_GPU();
   if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
