@@ -300,3 +300,15 @@ tail -6 $R/acc_summary.txt
 python3 .gpu/auto_regret.py --by-m --worst 8 $R/acc/auto_between.csv 2>&1 | head -24
 cd $OUT && tar czf r.tgz r && rm -rf r
 
+# ==== .gpu/s15_call9.sh
+#!/usr/bin/env bash
+# Session 15 call 9: the final commit (the TMA kernel and launch code moved to their own headers,
+# SASS identical): every GPU test and `check`.
+cd "$(dirname "$0")/.."
+B=.gpu/bin; unset FP8GEMM_CACHE FP8GEMM_TUNE
+R=$OUT/r; mkdir -p $R
+s=$SECONDS; timeout 230 $B/fp8gemm_gpu_tests > $R/gtest_all.txt 2>&1; rc=$?
+echo "gtest all rc=$rc $((SECONDS-s))s $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' $R/gtest_all.txt | tr '\n' ' ')"
+grep -E "^\[  FAILED|Failure" -A4 $R/gtest_all.txt | head -20
+s=$SECONDS; timeout 40 $B/fp8gemm check --quiet > $R/check.txt 2>&1; echo "check rc=$? $((SECONDS-s))s $(tail -1 $R/check.txt)"
+cd $OUT && tar czf r.tgz r && rm -rf r
