@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
           if (threadIdx.x == 0) tr(3);
         }
       }
-      consume_k_blocks<WT, AT, NP, kKB, kWBytes, kStage>(acc, nkb, ring, full_bar, empty_bar, stages, wg, lane, s,
+      consume_k_blocks<WT, AT, NP, RingStage<W, NP>>(acc, nkb, ring, full_bar, empty_bar, stages, wg, lane, s,
                                                          phase, prev);
       if (threadIdx.x == 0) tr(4);
     }
