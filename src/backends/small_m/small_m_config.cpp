@@ -15,9 +15,12 @@ namespace {
 constexpr int64_t kSmSharedBytes = 228 * 1024;
 constexpr int64_t kBlockReservedSmem = 1024 + 256;
 
+// v3: the 128-byte K blocks of a weight row, ceil(k / 128).
+int64_t wgmma_kblocks(const Problem& p) { return (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock; }
+
 // Stream-K: the (row tile, batch, K block) units the grid shares out.
 int64_t streamk_units(const Problem& p, const Config& c) {
-  return (p.n + c.rows - 1) / c.rows * p.batch * ((p.k + kWgmmaKBlock - 1) / kWgmmaKBlock);
+  return (p.n + c.rows - 1) / c.rows * p.batch * wgmma_kblocks(p);
 }
 // The weight paths' suffixes (cp.async, registers); TMA (the default) is not spelled.
 constexpr std::string_view kWloadCpField = ",wload=cp";
@@ -212,7 +215,7 @@ Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
     return Verdict::no(c.cp_weights    ? "A, B and out must be 16-byte aligned (TMA and 16-byte cp.async addresses)"
                        : c.reg_weights ? "A, B and out must be 16-byte aligned (16-byte weight loads)"
                                        : "A, B and out must be 16-byte aligned (TMA global addresses)");
-  const int64_t kblocks = (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock;
+  const int64_t kblocks = wgmma_kblocks(p);
   if (c.splitk > kblocks) return Verdict::no("splitk must be <= ceil(k/128): every split needs K to read");
   if (c.rows == 32 && p.m > 16)
     return Verdict::no("rows=32 (K pairs) needs m <= 16: two K blocks' activation rows share the MMA's N (<= 32)");
@@ -356,28 +359,37 @@ int fill_splitk(const Problem& p, const Config& c, int sm_count) {
 int wgmma_fill_splitk(const Problem& p, int rows, int64_t target) {
   const int64_t tiles = (p.n + rows - 1) / rows * p.batch;
   int64_t s = (target + tiles - 1) / tiles;
-  const int64_t kblocks = (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock;
+  const int64_t kblocks = wgmma_kblocks(p);
   s = std::min<int64_t>(s, std::max<int64_t>(1, kblocks / 4));
   return int(std::clamp<int64_t>(s, 1, kMaxSplitK));
 }
 
-// v3: the deepest ring, up to `max_stages` stages of `kblocks` K blocks, with which `occ` blocks
-// fit one SM's shared memory (228 KB; per block ~1 KB reserved by the system, `static_bytes` of
-// barriers, up to 1 KB of alignment and `extra_bytes` beside the ring); 0 if < 4.
+// v3: the deepest ring, up to 16 stages of `kblocks` K blocks, with which `occ` blocks fit one
+// SM's shared memory (228 KB; per block ~1 KB reserved by the system, `static_bytes` of barriers,
+// up to 1 KB of alignment and `extra_bytes` beside the ring); 0 if < 4.
 int wgmma_ring_stages(const Problem& p, int rows, int occ, int64_t static_bytes, int64_t extra_bytes,
-                      bool cp_weights = false, int max_stages = kWgmmaMaxStages, int kblocks = 1) {
+                      bool cp_weights = false, int kblocks = 1) {
   const WgmmaStageLayout l = wgmma_stage_layout(p.m, rows, cp_weights);
   const int64_t per_block = std::min<int64_t>(kSmSharedBytes / occ - 1024 - static_bytes, int64_t(kWgmmaMaxSharedBytes)) -
                             1024 - extra_bytes - l.tail_bytes;
   const int64_t stage = int64_t(l.stage_bytes) * kblocks;
-  const int64_t st = std::min<int64_t>(max_stages, per_block / stage);
+  const int64_t st = std::min<int64_t>(kWgmmaMaxStages, per_block / stage);
   return st >= 4 ? int(st) : 0;
 }
 
 // v3 one-shot kernels: 512 bytes of barriers per block (two arrays of kWgmmaMaxRingStages);
-// rings of at most 16 stages (what every kernel runs).
-int wgmma_stages_for(const Problem& p, int rows, int occ, bool cp_weights = false) {
-  return wgmma_ring_stages(p, rows, occ, 512, 0, cp_weights);
+// rings of at most 16 stages (deeper ones run only when named), of `kblocks` K blocks each.
+int wgmma_stages_for(const Problem& p, int rows, int occ, bool cp_weights = false, int kblocks = 1) {
+  return wgmma_ring_stages(p, rows, occ, 512, 0, cp_weights, kblocks);
+}
+
+// Fitted rows (33..127 but 64) that spread n over `per_sm` blocks per SM (rounded up: at most that
+// many blocks); 0 where that row count is not a fitted one.
+int fitted_rows_at(const Problem& p, int sm_count, int per_sm) {
+  const int64_t per_batch = int64_t(per_sm) * sm_count / p.batch;
+  if (per_batch < 1) return 0;
+  const int64_t rows = (p.n + per_batch - 1) / per_batch;
+  return fitted_rows(int(std::min<int64_t>(rows, 1024))) ? int(rows) : 0;
 }
 
 // v3 persistent: <= 512 bytes of barriers, and the split-K receive buffer beside the ring.
@@ -398,7 +410,7 @@ double wgmma_persist_utilization(const Problem& p, int rows, int splitk, int per
 
 // v3 persistent: the splits (1..8, >= 4 K blocks each) ordered by utilization, best first.
 std::vector<int> wgmma_persist_splits(const Problem& p, int rows, int persist, int sm_count) {
-  const int64_t kblocks = (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock;
+  const int64_t kblocks = wgmma_kblocks(p);
   std::vector<int> s;
   for (int sk = 1; sk <= kMaxSplitK && (sk == 1 || sk * 4 <= kblocks); ++sk) s.push_back(sk);
   std::stable_sort(s.begin(), s.end(), [&](int a, int b) {
@@ -568,13 +580,11 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
     // never did. With cp.async on the whole tile they are the best small_m tactic at 20 of the 30
     // suite points at M <= 16 where they are offered, by up to 9.5% (nemoH8b.in_proj: 47 rows).
     for (int per_sm = 2; per_sm <= 4; ++per_sm) {
-      const int64_t per_batch = int64_t(per_sm) * sm_count / p.batch;
-      if (per_batch < 1) continue;
-      const int64_t rows = (p.n + per_batch - 1) / per_batch;
-      if (!fitted_rows(int(std::min<int64_t>(rows, 1024)))) continue;
-      if (const int st = wgmma_stages_for(p, int(rows), per_sm); st > 0) add(wgmma_config(int(rows), 1, st, true, 0));
-      if (const int st = wgmma_stages_for(p, int(rows), per_sm, true); st > 0)
-        add(with_cp_weights(wgmma_config(int(rows), 1, st, true, 0)));
+      const int rows = fitted_rows_at(p, sm_count, per_sm);
+      if (rows == 0) continue;
+      if (const int st = wgmma_stages_for(p, rows, per_sm); st > 0) add(wgmma_config(rows, 1, st, true, 0));
+      if (const int st = wgmma_stages_for(p, rows, per_sm, true); st > 0)
+        add(with_cp_weights(wgmma_config(rows, 1, st, true, 0)));
     }
     // Fitted rows at one block per SM (the rows that spread n over the SMs) with four K blocks per
     // stage (kblocks=4, TMA weights) and the deepest ring one block fits. Why (H200, session 15,
@@ -583,16 +593,12 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
     // rows) from 22.1 to 18.5 us, past the best other tactic (19.6), and llama70b.o (131 of 63) to
     // the K pairs' 16.4. Rings deeper than 16 stages of one K block (kWgmmaMaxRingStages) won
     // nowhere (session 15 call 2) and run only when named.
-    if (const int64_t per_batch = sm_count / p.batch; per_batch >= 1) {
-      const int64_t rows = (p.n + per_batch - 1) / per_batch;
-      const int64_t kblocks = (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock;
-      if (fitted_rows(int(std::min<int64_t>(rows, 1024))) && kblocks >= 2 * 4)
-        if (const int st = wgmma_ring_stages(p, int(rows), 1, 512, 0, false, kWgmmaMaxStages, 4); st > 0) {
-          Config c = wgmma_config(int(rows), 1, st, true, 0);
-          c.kblocks = 4;
-          add(c);
-        }
-    }
+    if (const int rows = fitted_rows_at(p, sm_count, 1); rows > 0 && wgmma_kblocks(p) >= 2 * 4)
+      if (const int st = wgmma_stages_for(p, rows, 1, false, 4); st > 0) {
+        Config c = wgmma_config(rows, 1, st, true, 0);
+        c.kblocks = 4;
+        add(c);
+      }
     // Weights in registers (",wload=reg") are not offered: on the H200 they lost to the best
     // other small_m tactic at every suite point at M = 1 and 16 (docs/perf/small_m.md, Session 6).
     // They run when named.
