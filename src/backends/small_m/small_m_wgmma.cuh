@@ -358,10 +358,11 @@ __device__ __forceinline__ void finish_block(const Params& p, const float (&acc)
 }
 
 // Stages of a block whose split covers nkb K blocks (rows=32, kKPair: two per stage; an odd range's
-// last pair reads past the tensor, which fills zeros), and the first K block of its stage i.
+// last pair reads past the tensor, which fills zeros; otherwise `kblocks` per stage, kblocks=B, the
+// last one padded), and the first K block of its stage i.
 template <bool kKPair>
-__device__ __forceinline__ int stage_count(int nkb) {
-  return kKPair ? (nkb + 1) / 2 : nkb;
+__device__ __forceinline__ int stage_count(int nkb, int kblocks = 1) {
+  return kKPair ? (nkb + 1) / 2 : (nkb + kblocks - 1) / kblocks;
 }
 template <bool kKPair>
 __device__ __forceinline__ int stage_kblock(int kb0, int i) {

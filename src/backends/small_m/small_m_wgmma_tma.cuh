@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
   const int batch = int(blockIdx.z);
   int kb0, nkb;
   split_k_blocks(p, kb0, nkb);
-  const int nst = kKPair ? stage_count<kKPair>(nkb) : (nkb + skb - 1) / skb;
+  const int nst = stage_count<kKPair>(nkb, skb);
 
   start_block(full_bar, empty_bar, stages, 1, 4 * W, !p.late_trigger);  // full: the producer's expect_tx arrival
 
