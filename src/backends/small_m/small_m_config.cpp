@@ -15,9 +15,6 @@ namespace {
 constexpr int64_t kSmSharedBytes = 228 * 1024;
 constexpr int64_t kBlockReservedSmem = 1024 + 256;
 
-// v3: the 128-byte K blocks of a weight row, ceil(k / 128).
-int64_t wgmma_kblocks(const Problem& p) { return (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock; }
-
 // Stream-K: the (row tile, batch, K block) units the grid shares out.
 int64_t streamk_units(const Problem& p, const Config& c) {
   return (p.n + c.rows - 1) / c.rows * p.batch * wgmma_kblocks(p);

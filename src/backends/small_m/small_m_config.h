@@ -150,6 +150,9 @@ inline bool fitted_rows(int rows) { return rows > 32 && rows < 128 && rows != 64
 // The consumer warpgroups of a v3 block with `rows` weight rows (rows=32: one, K pairs).
 inline int wgmma_warpgroups(int rows) { return rows > 64 ? 2 : 1; }
 
+// The 128-byte K blocks of a v3 weight row: ceil(k / 128).
+inline int64_t wgmma_kblocks(const Problem& p) { return (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock; }
+
 // Activation rows a v3 block loads (the wgmma's N): m rounded up to 8.
 inline int wgmma_n(int64_t m) { return int((m + 7) / 8) * 8; }
 

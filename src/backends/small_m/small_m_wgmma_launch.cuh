@@ -129,7 +129,7 @@ void launch_wgmma_pair(const LaunchArgs& l) {
   kp.out = l.args.out;
   kp.m = int(pr.m);
   kp.n = int(pr.n);
-  kp.kblocks = int((pr.k + kWgmmaKBlock - 1) / kWgmmaKBlock);
+  kp.kblocks = int(wgmma_kblocks(pr));
   kp.kblocks_per_split = (kp.kblocks + c.splitk - 1) / c.splitk;
   kp.splitk = c.splitk;
   kp.stages = c.stages;
