@@ -783,8 +783,8 @@ TEST(SmallMConfig, DeepRingsNamesRulesAndCandidates) {
     for (const Config& x : candidate_configs(p, 132, 90)) EXPECT_LE(x.stages, kWgmmaMaxStages) << x.to_string();
 }
 
-// kblocks=B: 2 or 4 K blocks per ring stage, the one-shot TMA kernel only (rows other than 32,
-// l2pf=0); spelled after early; the ring's shared memory is B times a one-K-block stage's.
+// kblocks=B: 2 or 4 K blocks per ring stage, the one-shot TMA and cp.async kernels only (rows other
+// than 32, l2pf=0); spelled after early; the ring's shared memory is B times a one-K-block stage's.
 TEST(SmallMConfig, KBlocksNamesRulesAndSharedMemory) {
   Config c = wgmma_config(34, 2, 8, true);
   c.kblocks = 4;
@@ -802,7 +802,7 @@ TEST(SmallMConfig, KBlocksNamesRulesAndSharedMemory) {
       {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=3", "2 or 4"},
       {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=1", "not canonical"},
       {"wgmma,rows=32,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=2", "not K pairs"},
-      {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=2,wload=cp", "wload=cp"},
+      {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=2,wload=reg", "wload=reg"},
       {"wgmma,rows=64,splitk=1,stages=8,l2pf=4,pdl=1,kblocks=2", "l2pf=0"},
       {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=2,persist=1", "persist"},
       {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=2,early=4", "[,early=E][,kblocks=B]"},
@@ -814,6 +814,15 @@ TEST(SmallMConfig, KBlocksNamesRulesAndSharedMemory) {
   EXPECT_TRUE(can_implement(nano, c, 90));
   c.stages = 10;  // 10 x 24 KB > 220 KB
   EXPECT_FALSE(can_implement(nano, c, 90));
+  // cp.async weights: the same stage of four K blocks, each on the whole 64-row tile (9 KB at m=1).
+  Config cp = with_cp_weights(c);
+  cp.stages = 6;
+  EXPECT_EQ(cp.to_string(), "wgmma,rows=34,splitk=2,stages=6,l2pf=0,pdl=1,kblocks=4,wload=cp");
+  EXPECT_EQ(parse_config(cp.to_string()), cp);
+  EXPECT_EQ(shared_bytes(nano, cp), size_t(6 * 4 * 72 * 128 + 1024));
+  EXPECT_TRUE(can_implement(nano, cp, 90));
+  cp.stages = 7;  // 7 x 36 KB > 220 KB
+  EXPECT_FALSE(can_implement(nano, cp, 90));
 }
 
 // kblocks=4 candidates: fitted rows at one block per SM (rows = ceil(n / SMs)), TMA weights, the

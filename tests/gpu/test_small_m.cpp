@@ -322,11 +322,11 @@ TEST(SmallM, WgmmaDeepRingsEveryKindAndSplit) {
   EXPECT_EQ(deep, 8);
 }
 
-// kblocks=2 and 4 (K blocks per ring stage, the one-shot TMA kernel): 64 and 128 rows, fitted rows
-// of one and two warpgroups, m 1..32, K of 17 blocks with a 16-byte tail (a last stage of one K
-// block), 8 and 1 (a stage with fewer K blocks than it holds), split-K 1..5 (ranges that end
-// mid-stage), rings 2..12, pdl 0/1/2 and early, ragged n (208 rows) and batch 2; then every dtype
-// pair and output type.
+// kblocks=2 and 4 (K blocks per ring stage, the one-shot TMA and cp.async kernels): 64 and 128
+// rows, fitted rows of one and two warpgroups, m 1..32, K of 17 blocks with a 16-byte tail (a last
+// stage of one K block), 8 and 1 (a stage with fewer K blocks than it holds), split-K 1..5 (ranges
+// that end mid-stage), rings 2..12, pdl 0/1/2 and early (TMA), ragged n (208 rows) and batch 2,
+// both weight paths; then every dtype pair and output type.
 TEST(SmallM, WgmmaKBlocksPerStageEveryKindAndSplit) {
   FP8GEMM_SKIP_WITHOUT_GPU();
   if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
@@ -340,23 +340,25 @@ TEST(SmallM, WgmmaKBlocksPerStageEveryKindAndSplit) {
     for (int64_t m : {1, 8, 9, 17, 32}) {
       const Problem p = make(2, m, 208, k);
       VerifyCase vc(p, seed++);
-      for (int kb : {2, 4}) {
-        ++pick;
-        const int kblocks = int((k + 127) / 128), pdl = pick % 3;
-        small_m::Config c = small_m::wgmma_config(rows_list[pick % 5], std::min(splitk_list[pick % 4], kblocks),
-                                                  stages_list[(pick * 3) % 5], pdl > 0);
-        c.kblocks = kb;
-        if (pdl == 2) c = small_m::with_late_trigger(c);
-        while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
-        if (pdl > 0 && c.stages > 2 && pick % 4 == 0) c = small_m::with_early(c, c.stages / 2);
-        ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
-      }
+      for (int kb : {2, 4})
+        for (bool cp : {false, true}) {
+          ++pick;
+          const int kblocks = int((k + 127) / 128), pdl = pick % 3;
+          small_m::Config c = small_m::wgmma_config(rows_list[pick % 5], std::min(splitk_list[pick % 4], kblocks),
+                                                    stages_list[(pick * 3) % 5], pdl > 0);
+          c.kblocks = kb;
+          if (cp) c = small_m::with_cp_weights(c);
+          if (pdl == 2) c = small_m::with_late_trigger(c);
+          while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
+          if (!cp && pdl > 0 && c.stages > 2 && pick % 4 == 1) c = small_m::with_early(c, c.stages / 2);
+          ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
+        }
     }
-  EXPECT_EQ(ran, 30);
+  EXPECT_EQ(ran, 60);
   small_m::Config a = small_m::wgmma_config(34, 1, 6, true), b = small_m::wgmma_config(100, 3, 4, false);
   a.kblocks = 4;
   b.kblocks = 2;
-  passes_every_dtype_pair(be, seed, {a, b});
+  passes_every_dtype_pair(be, seed, {a, b, small_m::with_cp_weights(a), small_m::with_cp_weights(b)});
 }
 
 // pdl=2 (dependents released after the K loop) on the TMA and cp.async one-shot kernels: the same

@@ -175,9 +175,9 @@ Verdict wgmma_config_exists(const Config& c) {
   if (c.kblocks != 1) {
     if (c.kblocks != 2 && c.kblocks != 4)
       return Verdict::no("kblocks must be 2 or 4 (K blocks per ring stage; absent = 1)");
-    if (c.rows == 32 || c.cp_weights || c.reg_weights || c.persist > 0 || c.streamk > 0 || c.l2pf != 0)
-      return Verdict::no("kblocks=B is for the one-shot kernel with TMA weights, rows other than 32 and l2pf=0 (not "
-                         "K pairs, wload=cp or reg, persist or streamk)");
+    if (c.rows == 32 || c.reg_weights || c.persist > 0 || c.streamk > 0 || c.l2pf != 0)
+      return Verdict::no("kblocks=B is for the one-shot kernel with TMA or cp.async weights, rows other than 32 and "
+                         "l2pf=0 (not K pairs, wload=reg, persist or streamk)");
   }
   if (c.early != 0) {
     if (c.early < 1 || c.early >= c.stages)

@@ -38,17 +38,18 @@ __device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint64_t* bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
 }
 
-// One producer thread's share of a weight stage: 16-byte chunk `kofs` (bytes into K, this
-// thread's chunk column included) of rows r0 + 16 j (j < kRows) of the tile starting at weight row
-// row0 of `wb` (one batch's [n][k] weights), into the 128-byte-swizzled stage at shared address
-// `st` (`swz`: this thread's swizzled column offset); rows at or beyond n and chunks at or beyond
-// k are zero-filled. Then the thread's arrival on the stage's full barrier.
+// One producer thread's share of one K block of a weight stage: 16-byte chunk `kofs` (bytes into
+// K, this thread's chunk column included) of rows r0 + 16 j (j < kRows) of the tile starting at
+// weight row row0 of `wb` (one batch's [n][k] weights), into the 128-byte-swizzled tile at shared
+// address `st` (`swz`: this thread's swizzled column offset); rows at or beyond n and chunks at or
+// beyond k are zero-filled. The caller then arrives on the stage's full barrier (cp_async_mbar_arrive_noinc).
 // kKPair (rows=32): stage rows 32..63 are the block's 32 weight rows again, one K block further.
-// kFitted (fitted rows, p.rows < 64 W): rows at or beyond p.rows are zero-filled like rows past n
-// (the stage keeps its whole 64 W-row tile: WgmmaStageLayout).
+// kFitted (fitted rows, p.rows < 64 W): rows at or beyond p.rows are not copied at all (the stage
+// keeps its whole 64 W-row tile, WgmmaStageLayout; whatever those rows hold reaches only MMA rows
+// that are never stored). A predicate on each copy, not a branch: see below.
 template <int kRows, bool kKPair = false, bool kFitted = false>
-__device__ __forceinline__ void cp_weight_stage(const Params& p, const uint8_t* wb, int row0, int64_t kofs, int r0,
-                                                uint32_t st, uint32_t swz, uint64_t policy, uint64_t* full) {
+__device__ __forceinline__ void cp_weight_kblock(const Params& p, const uint8_t* wb, int row0, int64_t kofs, int r0,
+                                                 uint32_t st, uint32_t swz, uint64_t policy) {
 #pragma unroll
   for (int j = 0; j < kRows; ++j) {
     const int r = r0 + 16 * j;                       // stage row
@@ -57,10 +58,17 @@ __device__ __forceinline__ void cp_weight_stage(const Params& p, const uint8_t* 
     // Only the fitted kernels test the block's rows: with an early exit on them in every kernel
     // the copies were issued one branch apart instead of back to back, and the 64- and 128-row
     // kernels ran up to 2x slower on the H200 (session 14, call 1).
-    const bool in = row0 + wr < p.n && ko < p.k && (!kFitted || wr < p.rows);
+    const bool in = row0 + wr < p.n && ko < p.k;
     const uint8_t* src = in ? wb + int64_t(row0 + wr) * p.k + ko : p.w;  // any valid address
-    cp_async_16_zfill(st + uint32_t(r * 128) + swz, src, in ? 16u : 0u, policy);
+    if (!kFitted || wr < p.rows) cp_async_16_zfill(st + uint32_t(r * 128) + swz, src, in ? 16u : 0u, policy);
   }
+}
+
+// A whole stage of one K block (the stream-K kernel's): the copies, then the thread's arrival.
+template <int kRows>
+__device__ __forceinline__ void cp_weight_stage(const Params& p, const uint8_t* wb, int row0, int64_t kofs, int r0,
+                                                uint32_t st, uint32_t swz, uint64_t policy, uint64_t* full) {
+  cp_weight_kblock<kRows>(p, wb, row0, kofs, r0, st, swz, policy);
   cp_async_mbar_arrive_noinc(full);
 }
 
@@ -92,17 +100,17 @@ constexpr int kThreadsCp = W * 128 + kCpProducers;
 // Occupancy hint as the TMA kernel's (4 blocks per SM at 64 rows, 2 at 128): the candidates size
 // rings for up to 4 blocks per SM, and the register cap this implies (64 / 85) leaves no spills.
 // kKPair: rows=32 blocks (two K blocks per stage; see the TMA kernel). kFitted: fitted rows
-// (p.rows < 64 W; a kernel of its own, see cp_weight_stage).
+// (p.rows < 64 W; a kernel of its own, see cp_weight_kblock). kblocks=B: see below.
 template <class WT, class AT, int W, int NP, bool kKPair = false, bool kFitted = false>
 __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     small_m_wgmma_cp_kernel(const __grid_constant__ CUtensorMap amap, const Params p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
-  using St = RingStage<W, NP>;  // the 64 W-row tile, fitted rows too (zero-filled past p.rows)
+  using St = RingStage<W, NP>;  // the 64 W-row tile, fitted rows too (not written past p.rows)
   constexpr int kKB = St::kKB, kWBytes = St::kWBytes, kABytes = St::kABytes, kStage = St::kBytes;
   constexpr int kAcc = NP / 2;  // f32 accumulators per consumer thread
   constexpr int kRowsPerThread = W * 64 * (kKB / 16) / kCpProducers;  // 16-byte chunks per stage
   static_assert(kCpProducers % (kKB / 16) == 0, "a producer thread keeps one chunk column");
-  static_assert(kKB == 128, "cp_weight_stage writes 128-byte swizzled rows");
+  static_assert(kKB == 128, "cp_weight_kblock writes 128-byte swizzled rows");
   static_assert(!kKPair || W == 1, "K pairs fill one warpgroup");
   static_assert(!(kKPair && kFitted), "K pairs have 32 rows");
   constexpr int kNA = kKPair ? NP / 2 : NP;  // activation rows per K block (the amap box)
@@ -118,7 +126,6 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
   const int batch = int(blockIdx.z);
   int kb0, nkb;
   split_k_blocks(p, kb0, nkb);
-  const int nst = stage_count<kKPair>(nkb);
 
   // full: each producer's cp.async arrival + the activation TMA's expect_tx
   start_block(full_bar, empty_bar, stages, kCpProducers + 1, 4 * W, !p.late_trigger);
@@ -126,6 +133,19 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
   float acc[kAcc];
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
+
+  // kblocks=B (not K pairs): B K blocks per stage, each laid out as a one-K-block stage
+  // (RingStage) kStage bytes apart, under one pair of barriers; see the TMA kernel. The code is
+  // compiled per stage size (KB = 1, 2, 4): a runtime count of K blocks made the TMA kernel's
+  // consumers wait for every wgmma and its producer 2x slower (session 15).
+  const int skb = kKPair ? 1 : p.stage_kblocks;
+  const auto per_stage_size = [&](auto f) {
+    if constexpr (!kKPair) {
+      if (skb == 4) return f(std::integral_constant<int, 4>{});
+      if (skb == 2) return f(std::integral_constant<int, 2>{});
+    }
+    return f(std::integral_constant<int, 1>{});
+  };
 
   if (warp >= 4 * W) {
     // Producers. A warp covers 4 whole rows x 128 bytes per step: each row segment is one
@@ -136,43 +156,64 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     uint64_t pol_w, pol_a;
     stream_policies(pol_w, pol_a);
     const uint8_t* wb = p.w + int64_t(batch) * p.n * p.k;
-    const auto load_weights = [&](int i, int s) {
-      const int64_t kofs = int64_t(stage_kblock<kKPair>(kb0, i)) * kKB + chunk * 16;
-      cp_weight_stage<kRowsPerThread, kKPair, kFitted>(p, wb, row0, kofs, r0, smem_addr(ring + s * kStage), swz,
-                                                       pol_w, &full_bar[s]);
-    };
-    const auto load_activations = [&](int i, int s) {
-      mbar_arrive_expect_tx(&full_bar[s], kABytes);
-      tma_stage_activations<kNA, kKPair>(ring + s * kStage + kWBytes, &amap, &full_bar[s],
-                                         stage_kblock<kKPair>(kb0, i), batch, pol_a);
-    };
-    // The weights of the first `stages` K blocks do not depend on the previous kernel: request
-    // them before griddepcontrol.wait (PDL), the activations after it.
-    const int pre = min(stages, nst);
-    for (int i = 0; i < pre; ++i) load_weights(i, i);
-    if (pt == 0 && nst > 0) {
-      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&amap)) : "memory");
-      asm volatile("griddepcontrol.wait;\n" ::: "memory");
-      for (int i = 0; i < pre; ++i) load_activations(i, i);
-    }
-    int s = pre == stages ? 0 : pre;
-    uint32_t phase = 0;  // completions of empty_bar[s] seen so far, mod 2
-    for (int i = pre; i < nst; ++i) {
-      mbar_wait(&empty_bar[s], phase);
-      load_weights(i, s);
-      if (pt == 0) load_activations(i, s);
-      if (++s == stages) {
-        s = 0;
-        phase ^= 1;
+    per_stage_size([&](auto kb_constant) {
+      constexpr int KB = decltype(kb_constant)::value;
+      constexpr int kStride = KB * kStage;
+      const int nst = stage_count<kKPair>(nkb, KB);
+      // K block j of stage i; those past the split's range are read past the tensor's K instead
+      // (zero-filled: they add nothing; the consumers multiply every K block of a stage).
+      const auto kblock_at = [&](int i, int j) {
+        if constexpr (KB == 1) return stage_kblock<kKPair>(kb0, i);
+        else return i * KB + j < nkb ? kb0 + i * KB + j : p.kblocks;
+      };
+      const auto load_weights = [&](int i, int s) {
+#pragma unroll
+        for (int j = 0; j < KB; ++j) {
+          const int64_t kofs = int64_t(kblock_at(i, j)) * kKB + chunk * 16;
+          cp_weight_kblock<kRowsPerThread, kKPair, kFitted>(p, wb, row0, kofs, r0,
+                                                            smem_addr(ring + s * kStride + j * kStage), swz, pol_w);
+        }
+        cp_async_mbar_arrive_noinc(&full_bar[s]);
+      };
+      const auto load_activations = [&](int i, int s) {
+        mbar_arrive_expect_tx(&full_bar[s], KB * kABytes);
+#pragma unroll
+        for (int j = 0; j < KB; ++j)
+          tma_stage_activations<kNA, kKPair>(ring + s * kStride + j * kStage + kWBytes, &amap, &full_bar[s],
+                                             kblock_at(i, j), batch, pol_a);
+      };
+      // The weights of the first `stages` stages do not depend on the previous kernel: request
+      // them before griddepcontrol.wait (PDL), the activations after it.
+      const int pre = min(stages, nst);
+      for (int i = 0; i < pre; ++i) load_weights(i, i);
+      if (pt == 0 && nst > 0) {
+        asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&amap)) : "memory");
+        asm volatile("griddepcontrol.wait;\n" ::: "memory");
+        for (int i = 0; i < pre; ++i) load_activations(i, i);
       }
-    }
+      int s = pre == stages ? 0 : pre;
+      uint32_t phase = 0;  // completions of empty_bar[s] seen so far, mod 2
+      for (int i = pre; i < nst; ++i) {
+        mbar_wait(&empty_bar[s], phase);
+        load_weights(i, s);
+        if (pt == 0) load_activations(i, s);
+        if (++s == stages) {
+          s = 0;
+          phase ^= 1;
+        }
+      }
+    });
   } else {
     // Consumers: warpgroup wg multiplies weight rows [64 wg, 64 wg + 64) of each stage.
     const int wg = warp >> 2;
     int s = 0;
     uint32_t phase = 0;
     int prev = -1;
-    consume_k_blocks<WT, AT, NP, St, true>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev);
+    per_stage_size([&](auto kb_constant) {
+      constexpr int KB = decltype(kb_constant)::value;
+      consume_k_blocks<WT, AT, NP, St, true, KB>(acc, stage_count<kKPair>(nkb, KB), ring, full_bar, empty_bar, stages,
+                                                 wg, lane, s, phase, prev, KB * kStage, kWBytes, kStage);
+    });
   }
   release_dependents_late(p);
 
