@@ -358,7 +358,9 @@ TEST(SmallM, WgmmaKBlocksPerStageEveryKindAndSplit) {
   small_m::Config a = small_m::wgmma_config(34, 1, 6, true), b = small_m::wgmma_config(100, 3, 4, false);
   a.kblocks = 4;
   b.kblocks = 2;
-  passes_every_dtype_pair(be, seed, {a, b, small_m::with_cp_weights(a), small_m::with_cp_weights(b)});
+  small_m::Config a_cp = small_m::with_cp_weights(a);
+  a_cp.stages = 4;  // four K blocks of the whole 64-row tile and 32 activation rows: 48 KB a stage at m=32
+  passes_every_dtype_pair(be, seed, {a, b, a_cp, small_m::with_cp_weights(b)});
 }
 
 // pdl=2 (dependents released after the K loop) on the TMA and cp.async one-shot kernels: the same

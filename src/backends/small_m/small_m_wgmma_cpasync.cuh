@@ -38,37 +38,65 @@ __device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint64_t* bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
 }
 
-// One producer thread's share of one K block of a weight stage: 16-byte chunk `kofs` (bytes into
-// K, this thread's chunk column included) of rows r0 + 16 j (j < kRows) of the tile starting at
-// weight row row0 of `wb` (one batch's [n][k] weights), into the 128-byte-swizzled tile at shared
-// address `st` (`swz`: this thread's swizzled column offset); rows at or beyond n and chunks at or
-// beyond k are zero-filled. The caller then arrives on the stage's full barrier (cp_async_mbar_arrive_noinc).
+// A producer thread's weight rows, fixed for the whole K loop: the address of its first one (row
+// r0 of the block, at K offset 0), the distance to its next (16 rows down), and how many of them
+// (rows r0 + 16 j, j < valid) the block owns: inside n, and with fitted rows inside p.rows (K
+// pairs: of the block's 32). Computed once so that a stage's copies are an add and a copy each:
+// with the address arithmetic redone per copy (64-bit multiplies, predicates) the producers'
+// work per stage bounded blocks with small stages (session 16).
+struct CpRows {
+  const uint8_t* base;
+  int64_t stride;
+  int valid;
+};
+template <int W, bool kKPair, bool kFitted>
+__device__ __forceinline__ CpRows cp_rows(const Params& p, const uint8_t* wb, int row0, int r0) {
+  const int tile = kKPair ? 32 : kFitted ? p.rows : 64 * W;  // the block's weight rows
+  const int limit = min(p.n - row0, tile);
+  CpRows c;
+  c.base = wb + int64_t(row0 + r0) * p.k;
+  c.stride = 16 * p.k;
+  c.valid = limit > r0 ? (limit - r0 + 15) / 16 : 0;
+  return c;
+}
+
+// One producer thread's share of one K block of a weight stage: 16-byte chunk `ko` (bytes into
+// K, this thread's chunk column included) of its rows (CpRows), into the 128-byte-swizzled tile
+// at shared address `st` (this thread's first row and swizzled column included; its rows are
+// 16 x 128 bytes apart). Rows the block does not own and chunks at or beyond k are zero-filled;
+// the caller then arrives on the stage's full barrier (cp_async_mbar_arrive_noinc).
 // kKPair (rows=32): stage rows 32..63 are the block's 32 weight rows again, one K block further.
-// kFitted (fitted rows, p.rows < 64 W): rows at or beyond p.rows are not copied at all (the stage
-// keeps its whole 64 W-row tile, WgmmaStageLayout; whatever those rows hold reaches only MMA rows
-// that are never stored). A predicate on each copy, not a branch: see below.
+// kFitted (fitted rows, p.rows < 64 W): the rows the block does not own are not copied at all
+// (the stage keeps its whole 64 W-row tile, WgmmaStageLayout; whatever those rows hold reaches
+// only MMA rows that are never stored).
 template <int kRows, bool kKPair = false, bool kFitted = false>
-__device__ __forceinline__ void cp_weight_kblock(const Params& p, const uint8_t* wb, int row0, int64_t kofs, int r0,
-                                                 uint32_t st, uint32_t swz, uint64_t policy) {
+__device__ __forceinline__ void cp_weight_kblock(const Params& p, const CpRows& rows, int64_t ko, uint32_t st,
+                                                 uint64_t policy) {
 #pragma unroll
   for (int j = 0; j < kRows; ++j) {
-    const int r = r0 + 16 * j;                       // stage row
-    const int wr = kKPair ? (r & 31) : r;            // weight row in the block
-    const int64_t ko = kKPair ? kofs + (r >> 5) * 128 : kofs;
-    // Only the fitted kernels test the block's rows: with an early exit on them in every kernel
-    // the copies were issued one branch apart instead of back to back, and the 64- and 128-row
-    // kernels ran up to 2x slower on the H200 (session 14, call 1).
-    const bool in = row0 + wr < p.n && ko < p.k;
-    const uint8_t* src = in ? wb + int64_t(row0 + wr) * p.k + ko : p.w;  // any valid address
-    if (!kFitted || wr < p.rows) cp_async_16_zfill(st + uint32_t(r * 128) + swz, src, in ? 16u : 0u, policy);
+    const int jr = kKPair ? (j & 1) : j;  // which of the thread's weight rows
+    const int64_t k = kKPair ? ko + (j >> 1) * 128 : ko;
+    const bool own = jr < rows.valid;
+    const bool in = own && k < p.k;
+    const uint8_t* src = in ? rows.base + jr * rows.stride + k : p.w;  // any valid address
+    if (!kFitted || own) cp_async_16_zfill(st + uint32_t(j * 16 * 128), src, in ? 16u : 0u, policy);
   }
 }
 
-// A whole stage of one K block (the stream-K kernel's): the copies, then the thread's arrival.
+// The stream-K kernel's stage of one K block (its own tile each time): 16-byte chunk `kofs` of
+// rows r0 + 16 j of the 64 W-row tile at weight row row0 of `wb`, into the stage at `st` (`swz`:
+// the thread's swizzled column), rows at or beyond n and chunks at or beyond k zero-filled; then
+// the thread's arrival on the stage's full barrier.
 template <int kRows>
 __device__ __forceinline__ void cp_weight_stage(const Params& p, const uint8_t* wb, int row0, int64_t kofs, int r0,
                                                 uint32_t st, uint32_t swz, uint64_t policy, uint64_t* full) {
-  cp_weight_kblock<kRows>(p, wb, row0, kofs, r0, st, swz, policy);
+#pragma unroll
+  for (int j = 0; j < kRows; ++j) {
+    const int r = r0 + 16 * j;
+    const bool in = row0 + r < p.n && kofs < p.k;
+    const uint8_t* src = in ? wb + int64_t(row0 + r) * p.k + kofs : p.w;  // any valid address
+    cp_async_16_zfill(st + uint32_t(r * 128) + swz, src, in ? 16u : 0u, policy);
+  }
   cp_async_mbar_arrive_noinc(full);
 }
 
@@ -100,8 +128,12 @@ constexpr int kThreadsCp = W * 128 + kCpProducers;
 // Occupancy hint as the TMA kernel's (4 blocks per SM at 64 rows, 2 at 128): the candidates size
 // rings for up to 4 blocks per SM, and the register cap this implies (64 / 85) leaves no spills.
 // kKPair: rows=32 blocks (two K blocks per stage; see the TMA kernel). kFitted: fitted rows
-// (p.rows < 64 W; a kernel of its own, see cp_weight_kblock). kblocks=B: see below.
-template <class WT, class AT, int W, int NP, bool kKPair = false, bool kFitted = false>
+// (p.rows < 64 W; a kernel of its own, see cp_weight_kblock). kKBlocks: kblocks=B, B K blocks per
+// ring stage (1 with K pairs), each laid out as a one-K-block stage (RingStage) under one pair of
+// barriers; a kernel per B: a runtime count of K blocks made the TMA kernel's consumers wait for
+// every wgmma and its producer 2x slower (session 15), and a run-time dispatch between the three
+// inside one cp.async kernel made its one-K-block tactics 3-7% slower (session 16).
+template <class WT, class AT, int W, int NP, bool kKPair = false, bool kFitted = false, int kKBlocks = 1>
 __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     small_m_wgmma_cp_kernel(const __grid_constant__ CUtensorMap amap, const Params p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
@@ -134,86 +166,68 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
 
-  // kblocks=B (not K pairs): B K blocks per stage, each laid out as a one-K-block stage
-  // (RingStage) kStage bytes apart, under one pair of barriers; see the TMA kernel. The code is
-  // compiled per stage size (KB = 1, 2, 4): a runtime count of K blocks made the TMA kernel's
-  // consumers wait for every wgmma and its producer 2x slower (session 15).
-  const int skb = kKPair ? 1 : p.stage_kblocks;
-  const auto per_stage_size = [&](auto f) {
-    if constexpr (!kKPair) {
-      if (skb == 4) return f(std::integral_constant<int, 4>{});
-      if (skb == 2) return f(std::integral_constant<int, 2>{});
-    }
-    return f(std::integral_constant<int, 1>{});
-  };
+  constexpr int KB = kKBlocks, kStride = KB * kStage;  // a ring stage: KB one-K-block stages
+  static_assert(!kKPair || KB == 1, "K pairs have their own two-K-block stage");
+  const int nst = stage_count<kKPair>(nkb, KB);
 
   if (warp >= 4 * W) {
     // Producers. A warp covers 4 whole rows x 128 bytes per step: each row segment is one
     // 128-byte line, read by 8 consecutive lanes.
     const CpProducerLane prod = cp_producer_lane<W>();
-    const int pt = prod.pt, chunk = prod.chunk, r0 = prod.r0;
-    const uint32_t swz = prod.swz;
+    const int pt = prod.pt;
     uint64_t pol_w, pol_a;
     stream_policies(pol_w, pol_a);
-    const uint8_t* wb = p.w + int64_t(batch) * p.n * p.k;
-    per_stage_size([&](auto kb_constant) {
-      constexpr int KB = decltype(kb_constant)::value;
-      constexpr int kStride = KB * kStage;
-      const int nst = stage_count<kKPair>(nkb, KB);
-      // K block j of stage i; those past the split's range are read past the tensor's K instead
-      // (zero-filled: they add nothing; the consumers multiply every K block of a stage).
-      const auto kblock_at = [&](int i, int j) {
-        if constexpr (KB == 1) return stage_kblock<kKPair>(kb0, i);
-        else return i * KB + j < nkb ? kb0 + i * KB + j : p.kblocks;
-      };
-      const auto load_weights = [&](int i, int s) {
+    const CpRows rows = cp_rows<W, kKPair, kFitted>(p, p.w + int64_t(batch) * p.n * p.k, row0, prod.r0);
+    const uint32_t st0 = smem_addr(ring) + uint32_t(prod.r0 * 128) + prod.swz;  // this thread's first chunk
+    const int64_t chunk_k = prod.chunk * 16;
+    // K block j of stage i; those past the split's range are read past the tensor's K instead
+    // (zero-filled: they add nothing; the consumers multiply every K block of a stage).
+    const auto kblock_at = [&](int i, int j) {
+      if constexpr (KB == 1) return stage_kblock<kKPair>(kb0, i);
+      else return i * KB + j < nkb ? kb0 + i * KB + j : p.kblocks;
+    };
+    const auto load_weights = [&](int i, int s) {
 #pragma unroll
-        for (int j = 0; j < KB; ++j) {
-          const int64_t kofs = int64_t(kblock_at(i, j)) * kKB + chunk * 16;
-          cp_weight_kblock<kRowsPerThread, kKPair, kFitted>(p, wb, row0, kofs, r0,
-                                                            smem_addr(ring + s * kStride + j * kStage), swz, pol_w);
-        }
-        cp_async_mbar_arrive_noinc(&full_bar[s]);
-      };
-      const auto load_activations = [&](int i, int s) {
-        mbar_arrive_expect_tx(&full_bar[s], KB * kABytes);
+      for (int j = 0; j < KB; ++j)
+        cp_weight_kblock<kRowsPerThread, kKPair, kFitted>(p, rows, int64_t(kblock_at(i, j)) * kKB + chunk_k,
+                                                          st0 + uint32_t(s * kStride + j * kStage), pol_w);
+      cp_async_mbar_arrive_noinc(&full_bar[s]);
+    };
+    const auto load_activations = [&](int i, int s) {
+      mbar_arrive_expect_tx(&full_bar[s], KB * kABytes);
 #pragma unroll
-        for (int j = 0; j < KB; ++j)
-          tma_stage_activations<kNA, kKPair>(ring + s * kStride + j * kStage + kWBytes, &amap, &full_bar[s],
-                                             kblock_at(i, j), batch, pol_a);
-      };
-      // The weights of the first `stages` stages do not depend on the previous kernel: request
-      // them before griddepcontrol.wait (PDL), the activations after it.
-      const int pre = min(stages, nst);
-      for (int i = 0; i < pre; ++i) load_weights(i, i);
-      if (pt == 0 && nst > 0) {
-        asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&amap)) : "memory");
-        asm volatile("griddepcontrol.wait;\n" ::: "memory");
-        for (int i = 0; i < pre; ++i) load_activations(i, i);
+      for (int j = 0; j < KB; ++j)
+        tma_stage_activations<kNA, kKPair>(ring + s * kStride + j * kStage + kWBytes, &amap, &full_bar[s],
+                                           kblock_at(i, j), batch, pol_a);
+    };
+    // The weights of the first `stages` stages do not depend on the previous kernel: request
+    // them before griddepcontrol.wait (PDL), the activations after it.
+    const int pre = min(stages, nst);
+    for (int i = 0; i < pre; ++i) load_weights(i, i);
+    if (pt == 0 && nst > 0) {
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&amap)) : "memory");
+      asm volatile("griddepcontrol.wait;\n" ::: "memory");
+      for (int i = 0; i < pre; ++i) load_activations(i, i);
+    }
+    int s = pre == stages ? 0 : pre;
+    uint32_t phase = 0;  // completions of empty_bar[s] seen so far, mod 2
+    for (int i = pre; i < nst; ++i) {
+      mbar_wait(&empty_bar[s], phase);
+      load_weights(i, s);
+      if (pt == 0) load_activations(i, s);
+      if (++s == stages) {
+        s = 0;
+        phase ^= 1;
       }
-      int s = pre == stages ? 0 : pre;
-      uint32_t phase = 0;  // completions of empty_bar[s] seen so far, mod 2
-      for (int i = pre; i < nst; ++i) {
-        mbar_wait(&empty_bar[s], phase);
-        load_weights(i, s);
-        if (pt == 0) load_activations(i, s);
-        if (++s == stages) {
-          s = 0;
-          phase ^= 1;
-        }
-      }
-    });
+    }
   } else {
     // Consumers: warpgroup wg multiplies weight rows [64 wg, 64 wg + 64) of each stage.
     const int wg = warp >> 2;
     int s = 0;
     uint32_t phase = 0;
     int prev = -1;
-    per_stage_size([&](auto kb_constant) {
-      constexpr int KB = decltype(kb_constant)::value;
-      consume_k_blocks<WT, AT, NP, St, true, KB>(acc, stage_count<kKPair>(nkb, KB), ring, full_bar, empty_bar, stages,
-                                                 wg, lane, s, phase, prev, KB * kStage, kWBytes, kStage);
-    });
+    consume_k_blocks<WT, AT, NP, St, true, KB>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev,
+                                               kStride, kWBytes, kStage);
   }
   release_dependents_late(p);
 

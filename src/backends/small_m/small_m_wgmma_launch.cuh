@@ -82,14 +82,20 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   }
   if (c.cp_weights) {
     // Weights by cp.async (no weight tensor map); one producer warpgroup instead of one warp.
-    static std::atomic<uint64_t> raised_cp{0}, raised_cp_fitted{0};
+    // One kernel per (fitted rows or not, K blocks per stage); K pairs have one of their own.
+    static std::atomic<uint64_t> raised_cp[2][3]{};
     auto kernel = small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair>;
-    bool fitted = false;
+    const int fitted = fitted_rows(c.rows) ? 1 : 0, kb = c.kblocks == 4 ? 2 : c.kblocks == 2 ? 1 : 0;
     if constexpr (!kKPair) {
-      fitted = fitted_rows(c.rows);
-      if (fitted) kernel = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, true>;
+      using K = decltype(kernel);
+      constexpr K kernels[2][3] = {
+          {small_m_wgmma_cp_kernel<WT, AT, W, NP, false, false, 1>, small_m_wgmma_cp_kernel<WT, AT, W, NP, false, false, 2>,
+           small_m_wgmma_cp_kernel<WT, AT, W, NP, false, false, 4>},
+          {small_m_wgmma_cp_kernel<WT, AT, W, NP, false, true, 1>, small_m_wgmma_cp_kernel<WT, AT, W, NP, false, true, 2>,
+           small_m_wgmma_cp_kernel<WT, AT, W, NP, false, true, 4>}};
+      kernel = kernels[fitted][kb];
     }
-    raise_smem_limit_once(kernel, fitted ? raised_cp_fitted : raised_cp);
+    raise_smem_limit_once(kernel, raised_cp[fitted][kb]);
     cfg.blockDim = dim3(unsigned(kThreadsCp<W>));
     FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, amap, kp));
     return;
