@@ -19,11 +19,17 @@ its choice differs from the floor, and wherever the bucket was timed at M values
 another tactic than the one measured. Consecutive ranges of one shape class with the same
 choice are merged; an untuned bucket between two ranges is covered only when they merge.
 Several input files are allowed; for a key present in more than one, the last file wins, and
-FILE:m<=N takes only the keys of M buckets <= N from FILE. That is how a tune of a changed M range
-replaces just that range (session 13: the small_m rows=32 tactics exist at M <= 16 only):
+FILE:m<=N takes only the keys of M buckets <= N from FILE (FILE:m>N those above N). That is how a
+tune of a changed M range replaces just that range (session 13: the small_m rows=32 tactics exist
+at M <= 16 only):
 
     python3 scripts/make_default_table.py docs/perf/data/s11_tune_empty_h200.json.gz \
         docs/perf/data/s13_tune_empty_h200.json.gz:m<=16
+
+A+B (two or more tunes of the same code joined by '+', with one filter for all) takes, key by
+key, the decision whose key measured the lower noise: one tune inherits its noisy keys, where a
+challenger needed a win of twice the noise (session 13: a key at 6.7% noise kept a tile 1.26x the
+best); two tunes rarely share them.
 """
 import argparse
 import gzip
@@ -43,26 +49,44 @@ ADAPTIVE_FLOORS = {"cublaslt:heuristic"}
 
 
 def split_limit(arg):
-    """'tune.json' -> ('tune.json', None); 'tune.json:m<=16' -> ('tune.json', 16): only the keys of
-    M buckets <= 16 are read from that file."""
-    m = re.fullmatch(r"(.+):m<=(\d+)", arg)
-    return (m.group(1), int(m.group(2))) if m else (arg, None)
+    """'tune.json' -> (['tune.json'], accept all); 'a.json+b.json:m<=16' -> (['a.json', 'b.json'], M buckets
+    <= 16 only); ':m>32': M buckets above 32 only."""
+    m = re.fullmatch(r"(.+):m(<=|>)(\d+)", arg)
+    if not m:
+        return arg.split("+"), lambda bucket: True
+    n = int(m.group(3))
+    return m.group(1).split("+"), (lambda bucket: bucket <= n) if m.group(2) == "<=" else (lambda bucket: bucket > n)
+
+
+def read_tune(path):
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        doc = json.load(f)
+    dev = doc.get("device", {})
+    if dev.get("compute_capability") not in (None, 90):
+        sys.exit(f"{path}: compute capability {dev.get('compute_capability')}, this table is for sm_90")
+    return dev, doc["decisions"]
+
+
+def quieter(d, e):
+    """Of two decisions of one key, the measured one, or the one whose key measured less noise."""
+    if d.get("measured") != e.get("measured"):
+        return d if d.get("measured") else e
+    return e if e.get("noise", 1.0) < d.get("noise", 1.0) else d
 
 
 def load_decisions(paths):
     by_key = {}
     device = None
     for arg in paths:
-        path, max_bucket = split_limit(arg)
-        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
-            doc = json.load(f)
-        dev = doc.get("device", {})
-        if dev.get("compute_capability") not in (None, 90):
-            sys.exit(f"{path}: compute capability {dev.get('compute_capability')}, this table is for sm_90")
-        device = device or dev
-        for d in doc["decisions"]:
-            if max_bucket is None or d["m_bucket"] <= max_bucket:
-                by_key[d["key"]] = d
+        files, accept = split_limit(arg)
+        group = {}
+        for path in files:
+            dev, decisions = read_tune(path)
+            device = device or dev
+            for d in decisions:
+                if accept(d["m_bucket"]):
+                    group[d["key"]] = quieter(group[d["key"]], d) if d["key"] in group else d
+        by_key.update(group)
     return device, list(by_key.values())
 
 
@@ -140,7 +164,8 @@ def render(template, rules, device, sources):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("json", nargs="+", help="output of `fp8gemm tune --json` (.json or .json.gz); FILE:m<=N reads "
-                    "only the keys of M buckets <= N from FILE (the last file naming a key wins)")
+                    "only the keys of M buckets <= N from FILE, FILE:m>N those above N (the last source naming a "
+                    "key wins); A+B[:filter]: per key the decision of the tune with the lower noise")
     ap.add_argument("--out", default="src/tune/default_table_sm90.cpp", help="table source to rewrite")
     ap.add_argument("--print", action="store_true", help="print the rules instead of rewriting --out")
     args = ap.parse_args()

@@ -825,38 +825,61 @@ TEST(SmallMConfig, KBlocksNamesRulesAndSharedMemory) {
   EXPECT_FALSE(can_implement(nano, cp, 90));
 }
 
-// kblocks=4 candidates: fitted rows at one block per SM (rows = ceil(n / SMs)), TMA weights, the
-// deepest ring of four-K-block stages one block fits; none where the rows are not fitted or K is
-// under 8 blocks.
+// kblocks candidates: fitted rows at one block per SM (rows = ceil(n / SMs)), no split-K; TMA
+// weights with four K blocks a stage and the deepest ring one block fits; cp.async weights with
+// four (one warpgroup: the deepest ring and one stage less) or two (two warpgroups: the deepest);
+// none where the rows are not fitted or K is under 8 blocks.
 TEST(SmallMConfig, KBlocksCandidatesAreFittedRowsAtOneBlockPerSm) {
   const auto kblocks_of = [](const Problem& p) {
     std::vector<std::string> out;
     for (const Config& x : candidate_configs(p, 132, 90))
       if (x.kblocks > 1) {
         EXPECT_TRUE(can_implement(p, x, 90)) << x.to_string();
+        EXPECT_EQ(x.splitk, 1) << x.to_string();
         EXPECT_LE(shared_bytes(p, x) + 512 + 1024, size_t(228 * 1024)) << x.to_string();
-        Config deeper = x;
-        ++deeper.stages;
-        EXPECT_GT(shared_bytes(p, deeper), kWgmmaMaxSharedBytes) << x.to_string();
         out.push_back(x.to_string());
       }
     return out;
   };
-  // nano9b.down: 132 blocks of 34 rows; 4 x 6 KB a stage at m=1 (a 40-row weight tile, 8
-  // activation rows), 9 stages; at m=16 4 x 7 KB, 7 stages.
-  EXPECT_EQ(kblocks_of(problem(1, 4480, 15680)),
-            std::vector<std::string>{"wgmma,rows=34,splitk=1,stages=9,l2pf=0,pdl=1,kblocks=4"});
-  EXPECT_EQ(kblocks_of(problem(16, 4480, 15680)),
-            std::vector<std::string>{"wgmma,rows=34,splitk=1,stages=7,l2pf=0,pdl=1,kblocks=4"});
+  // The deepest ring of a weight path and stage size: one stage more does not fit.
+  const auto deepest = [](const Problem& p, const std::string& name) {
+    Config deeper = parse_config(name);
+    ++deeper.stages;
+    return shared_bytes(p, deeper) > kWgmmaMaxSharedBytes;
+  };
+  // nano9b.down: 132 blocks of 34 rows. TMA: 4 x 6 KB a stage at m=1 (a 40-row weight tile, 8
+  // activation rows), 9 stages; at m=16 4 x 7 KB, 7 stages. cp.async: 4 x 9 KB (the whole 64-row
+  // tile), 6 stages; at m=16 4 x 10 KB, 5.
+  const Problem nano1 = problem(1, 4480, 15680), nano16 = problem(16, 4480, 15680);
+  EXPECT_EQ(kblocks_of(nano1), (std::vector<std::string>{"wgmma,rows=34,splitk=1,stages=9,l2pf=0,pdl=1,kblocks=4",
+                                                         "wgmma,rows=34,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=4,wload=cp",
+                                                         "wgmma,rows=34,splitk=1,stages=5,l2pf=0,pdl=1,kblocks=4,wload=cp"}));
+  EXPECT_EQ(kblocks_of(nano16), (std::vector<std::string>{"wgmma,rows=34,splitk=1,stages=7,l2pf=0,pdl=1,kblocks=4",
+                                                          "wgmma,rows=34,splitk=1,stages=5,l2pf=0,pdl=1,kblocks=4,wload=cp",
+                                                          "wgmma,rows=34,splitk=1,stages=4,l2pf=0,pdl=1,kblocks=4,wload=cp"}));
+  for (const auto& [p, names] : {std::pair{nano1, kblocks_of(nano1)}, std::pair{nano16, kblocks_of(nano16)}}) {
+    EXPECT_TRUE(deepest(p, names[0])) << names[0];
+    EXPECT_TRUE(deepest(p, names[1])) << names[1];
+  }
   EXPECT_EQ(kblocks_of(problem(1, 8192, 8192)),
-            std::vector<std::string>{"wgmma,rows=63,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=4"});
+            (std::vector<std::string>{"wgmma,rows=63,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=4",
+                                      "wgmma,rows=63,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=4,wload=cp",
+                                      "wgmma,rows=63,splitk=1,stages=5,l2pf=0,pdl=1,kblocks=4,wload=cp"}));
+  // llama70b.qkv: 132 blocks of 78 rows (two warpgroups): cp.async with two K blocks of the whole
+  // 128-row tile (4 x 17 KB leaves fewer than 4 stages).
+  const Problem qkv = problem(1, 10240, 8192);
+  const std::vector<std::string> two = kblocks_of(qkv);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[1], "wgmma,rows=78,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=2,wload=cp");
+  EXPECT_TRUE(deepest(qkv, two[1]));
   EXPECT_TRUE(kblocks_of(problem(1, 4096, 4096)).empty());   // 32 rows: K pairs
   EXPECT_TRUE(kblocks_of(problem(1, 18560, 4096)).empty());  // 141 rows: not fitted
   EXPECT_TRUE(kblocks_of(problem(1, 4480, 896)).empty());    // 7 K blocks
-  // 8 K blocks; at <= 40 MB the one-shot TMA candidates also get their pdl=2 and early=4 twins.
+  // 8 K blocks; at <= 40 MB the one-shot candidates also get their pdl=2 twins, and the TMA ones
+  // early=4 twins.
   const std::vector<std::string> small = kblocks_of(problem(1, 4480, 1024));
-  EXPECT_EQ(small.size(), 4u);
-  for (const std::string& n : small) EXPECT_EQ(n.rfind("wgmma,rows=34,splitk=1,stages=9,l2pf=0,pdl=", 0), 0u) << n;
+  EXPECT_EQ(small.size(), 4u + 4u);
+  for (const std::string& n : small) EXPECT_EQ(n.rfind("wgmma,rows=34,splitk=1,stages=", 0), 0u) << n;
 }
 
 TEST(SmallMConfig, WgmmaCandidatesOnlyOnSm90) {

@@ -590,12 +590,23 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
     // rows) from 22.1 to 18.5 us, past the best other tactic (19.6), and llama70b.o (131 of 63) to
     // the K pairs' 16.4. Rings deeper than 16 stages of one K block (kWgmmaMaxRingStages) won
     // nowhere (session 15 call 2) and run only when named.
-    if (const int rows = fitted_rows_at(p, sm_count, 1); rows > 0 && wgmma_kblocks(p) >= 2 * 4)
-      if (const int st = wgmma_stages_for(p, rows, 1, false, 4); st > 0) {
-        Config c = wgmma_config(rows, 1, st, true, 0);
-        c.kblocks = 4;
-        add(c);
+    // With cp.async weights (session 16, call 2, H200): four K blocks a stage with the deepest ring
+    // and one stage less (the better of the two changed with the shape and M) for one warpgroup;
+    // two K blocks a stage for two (four leave them < 4 stages). llama70b.o 16.0 us against 16.5
+    // for the K pairs, llama70b.qkv (78 rows) 19.8 against 21.2, nano9b.qkv 8.4 against 8.5.
+    if (const int rows = fitted_rows_at(p, sm_count, 1); rows > 0 && wgmma_kblocks(p) >= 2 * 4) {
+      const auto with_kblocks = [](Config c, int kblocks) {
+        c.kblocks = kblocks;
+        return c;
+      };
+      if (const int st = wgmma_stages_for(p, rows, 1, false, 4); st > 0)
+        add(with_kblocks(wgmma_config(rows, 1, st, true, 0), 4));
+      const int cp_kblocks = wgmma_warpgroups(rows) == 1 ? 4 : 2;
+      if (const int st = wgmma_stages_for(p, rows, 1, true, cp_kblocks); st > 0) {
+        add(with_kblocks(with_cp_weights(wgmma_config(rows, 1, st, true, 0)), cp_kblocks));
+        if (cp_kblocks == 4 && st > 4) add(with_kblocks(with_cp_weights(wgmma_config(rows, 1, st - 1, true, 0)), 4));
       }
+    }
     // Weights in registers (",wload=reg") are not offered: on the H200 they lost to the best
     // other small_m tactic at every suite point at M = 1 and 16 (docs/perf/small_m.md, Session 6).
     // They run when named.

@@ -40,8 +40,8 @@ __device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint64_t* bar) {
 
 // A producer thread's weight rows, fixed for the whole K loop: the address of its first one (row
 // r0 of the block, at K offset 0), the distance to its next (16 rows down), and how many of them
-// (rows r0 + 16 j, j < valid) the block owns: inside n, and with fitted rows inside p.rows (K
-// pairs: of the block's 32). Computed once so that a stage's copies are an add and a copy each:
+// (rows r0 + 16 j, j < valid) the block owns: inside n and inside its p.rows (64 W, 32 with K
+// pairs, fewer with fitted rows). Computed once so that a stage's copies are an add and a copy each:
 // with the address arithmetic redone per copy (64-bit multiplies, predicates) the producers'
 // work per stage bounded blocks with small stages (session 16).
 struct CpRows {
@@ -49,10 +49,8 @@ struct CpRows {
   int64_t stride;
   int valid;
 };
-template <int W, bool kKPair, bool kFitted>
 __device__ __forceinline__ CpRows cp_rows(const Params& p, const uint8_t* wb, int row0, int r0) {
-  const int tile = kKPair ? 32 : kFitted ? p.rows : 64 * W;  // the block's weight rows
-  const int limit = min(p.n - row0, tile);
+  const int limit = min(p.n - row0, p.rows);
   CpRows c;
   c.base = wb + int64_t(row0 + r0) * p.k;
   c.stride = 16 * p.k;
@@ -63,23 +61,23 @@ __device__ __forceinline__ CpRows cp_rows(const Params& p, const uint8_t* wb, in
 // One producer thread's share of one K block of a weight stage: 16-byte chunk `ko` (bytes into
 // K, this thread's chunk column included) of its rows (CpRows), into the 128-byte-swizzled tile
 // at shared address `st` (this thread's first row and swizzled column included; its rows are
-// 16 x 128 bytes apart). Rows the block does not own and chunks at or beyond k are zero-filled;
-// the caller then arrives on the stage's full barrier (cp_async_mbar_arrive_noinc).
+// 16 x 128 bytes apart). Rows the block does not own and chunks at or beyond k are zero-filled
+// (fitted rows: the stage keeps its whole 64 W-row tile, WgmmaStageLayout); the caller then
+// arrives on the stage's full barrier (cp_async_mbar_arrive_noinc). Every copy is issued, back to
+// back: skipping the rows a fitted block does not own (a predicate per copy) made most of its
+// tactics 1-14% slower on the H200 (session 16, call 2), and an early exit made every kernel's copies
+// one branch apart and up to 2x slower (session 14, call 1).
 // kKPair (rows=32): stage rows 32..63 are the block's 32 weight rows again, one K block further.
-// kFitted (fitted rows, p.rows < 64 W): the rows the block does not own are not copied at all
-// (the stage keeps its whole 64 W-row tile, WgmmaStageLayout; whatever those rows hold reaches
-// only MMA rows that are never stored).
-template <int kRows, bool kKPair = false, bool kFitted = false>
+template <int kRows, bool kKPair = false>
 __device__ __forceinline__ void cp_weight_kblock(const Params& p, const CpRows& rows, int64_t ko, uint32_t st,
                                                  uint64_t policy) {
 #pragma unroll
   for (int j = 0; j < kRows; ++j) {
     const int jr = kKPair ? (j & 1) : j;  // which of the thread's weight rows
     const int64_t k = kKPair ? ko + (j >> 1) * 128 : ko;
-    const bool own = jr < rows.valid;
-    const bool in = own && k < p.k;
+    const bool in = jr < rows.valid && k < p.k;
     const uint8_t* src = in ? rows.base + jr * rows.stride + k : p.w;  // any valid address
-    if (!kFitted || own) cp_async_16_zfill(st + uint32_t(j * 16 * 128), src, in ? 16u : 0u, policy);
+    cp_async_16_zfill(st + uint32_t(j * 16 * 128), src, in ? 16u : 0u, policy);
   }
 }
 
@@ -127,24 +125,24 @@ constexpr int kThreadsCp = W * 128 + kCpProducers;
 
 // Occupancy hint as the TMA kernel's (4 blocks per SM at 64 rows, 2 at 128): the candidates size
 // rings for up to 4 blocks per SM, and the register cap this implies (64 / 85) leaves no spills.
-// kKPair: rows=32 blocks (two K blocks per stage; see the TMA kernel). kFitted: fitted rows
-// (p.rows < 64 W; a kernel of its own, see cp_weight_kblock). kKBlocks: kblocks=B, B K blocks per
+// kKPair: rows=32 blocks (two K blocks per stage; see the TMA kernel). Fitted rows (p.rows < 64 W)
+// need nothing of their own: the producers copy the rows the block owns (CpRows) and zero-fill
+// the others. kKBlocks: kblocks=B, B K blocks per
 // ring stage (1 with K pairs), each laid out as a one-K-block stage (RingStage) under one pair of
 // barriers; a kernel per B: a runtime count of K blocks made the TMA kernel's consumers wait for
 // every wgmma and its producer 2x slower (session 15), and a run-time dispatch between the three
 // inside one cp.async kernel made its one-K-block tactics 3-7% slower (session 16).
-template <class WT, class AT, int W, int NP, bool kKPair = false, bool kFitted = false, int kKBlocks = 1>
+template <class WT, class AT, int W, int NP, bool kKPair = false, int kKBlocks = 1>
 __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     small_m_wgmma_cp_kernel(const __grid_constant__ CUtensorMap amap, const Params p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
-  using St = RingStage<W, NP>;  // the 64 W-row tile, fitted rows too (not written past p.rows)
+  using St = RingStage<W, NP>;  // the 64 W-row tile, fitted rows too (zero-filled past p.rows)
   constexpr int kKB = St::kKB, kWBytes = St::kWBytes, kABytes = St::kABytes, kStage = St::kBytes;
   constexpr int kAcc = NP / 2;  // f32 accumulators per consumer thread
   constexpr int kRowsPerThread = W * 64 * (kKB / 16) / kCpProducers;  // 16-byte chunks per stage
   static_assert(kCpProducers % (kKB / 16) == 0, "a producer thread keeps one chunk column");
   static_assert(kKB == 128, "cp_weight_kblock writes 128-byte swizzled rows");
   static_assert(!kKPair || W == 1, "K pairs fill one warpgroup");
-  static_assert(!(kKPair && kFitted), "K pairs have 32 rows");
   constexpr int kNA = kKPair ? NP / 2 : NP;  // activation rows per K block (the amap box)
 
   extern __shared__ uint8_t smem_raw[];
@@ -177,7 +175,7 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     const int pt = prod.pt;
     uint64_t pol_w, pol_a;
     stream_policies(pol_w, pol_a);
-    const CpRows rows = cp_rows<W, kKPair, kFitted>(p, p.w + int64_t(batch) * p.n * p.k, row0, prod.r0);
+    const CpRows rows = cp_rows(p, p.w + int64_t(batch) * p.n * p.k, row0, prod.r0);
     const uint32_t st0 = smem_addr(ring) + uint32_t(prod.r0 * 128) + prod.swz;  // this thread's first chunk
     const int64_t chunk_k = prod.chunk * 16;
     // K block j of stage i; those past the split's range are read past the tensor's K instead
@@ -189,8 +187,8 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     const auto load_weights = [&](int i, int s) {
 #pragma unroll
       for (int j = 0; j < KB; ++j)
-        cp_weight_kblock<kRowsPerThread, kKPair, kFitted>(p, rows, int64_t(kblock_at(i, j)) * kKB + chunk_k,
-                                                          st0 + uint32_t(s * kStride + j * kStage), pol_w);
+        cp_weight_kblock<kRowsPerThread, kKPair>(p, rows, int64_t(kblock_at(i, j)) * kKB + chunk_k,
+                                                 st0 + uint32_t(s * kStride + j * kStage), pol_w);
       cp_async_mbar_arrive_noinc(&full_bar[s]);
     };
     const auto load_activations = [&](int i, int s) {

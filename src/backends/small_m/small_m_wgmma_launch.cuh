@@ -82,20 +82,18 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   }
   if (c.cp_weights) {
     // Weights by cp.async (no weight tensor map); one producer warpgroup instead of one warp.
-    // One kernel per (fitted rows or not, K blocks per stage); K pairs have one of their own.
-    static std::atomic<uint64_t> raised_cp[2][3]{};
+    // One kernel per K blocks per stage (1, 2, 4); K pairs have one of their own.
+    static std::atomic<uint64_t> raised_cp[3]{};
     auto kernel = small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair>;
-    const int fitted = fitted_rows(c.rows) ? 1 : 0, kb = c.kblocks == 4 ? 2 : c.kblocks == 2 ? 1 : 0;
+    const int kb = c.kblocks == 4 ? 2 : c.kblocks == 2 ? 1 : 0;
     if constexpr (!kKPair) {
       using K = decltype(kernel);
-      constexpr K kernels[2][3] = {
-          {small_m_wgmma_cp_kernel<WT, AT, W, NP, false, false, 1>, small_m_wgmma_cp_kernel<WT, AT, W, NP, false, false, 2>,
-           small_m_wgmma_cp_kernel<WT, AT, W, NP, false, false, 4>},
-          {small_m_wgmma_cp_kernel<WT, AT, W, NP, false, true, 1>, small_m_wgmma_cp_kernel<WT, AT, W, NP, false, true, 2>,
-           small_m_wgmma_cp_kernel<WT, AT, W, NP, false, true, 4>}};
-      kernel = kernels[fitted][kb];
+      constexpr K kernels[3] = {small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 1>,
+                                small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 2>,
+                                small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 4>};
+      kernel = kernels[kb];
     }
-    raise_smem_limit_once(kernel, raised_cp[fitted][kb]);
+    raise_smem_limit_once(kernel, raised_cp[kb]);
     cfg.blockDim = dim3(unsigned(kThreadsCp<W>));
     FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, amap, kp));
     return;
