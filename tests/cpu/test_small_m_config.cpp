@@ -558,7 +558,6 @@ TEST(SmallMConfig, CpWeightCandidatesFollowTheirRules) {
         if (!c.cp_weights || c.late_trigger) continue;  // late-trigger twins: LateTriggerTwinsOnlyForSmallWeights
         if (c.streamk > 0) continue;                      // StreamKCandidatesFollowTheirRule
         if (c.rows == 32) continue;                       // KPairNamesRulesAndCandidates
-        if (c.row_stride == 2) continue;                  // RowStrideNamesRulesAndCandidates
         EXPECT_TRUE(c.wgmma && c.pdl && c.l2pf == 0 && c.persist == 0 && !c.reg_weights) << c.to_string();
         Config tma = c;
         tma.cp_weights = false;
@@ -834,7 +833,7 @@ TEST(SmallMConfig, KBlocksCandidatesAreFittedRowsAtOneBlockPerSm) {
   const auto kblocks_of = [](const Problem& p) {
     std::vector<std::string> out;
     for (const Config& x : candidate_configs(p, 132, 90))
-      if (x.kblocks > 1 && x.row_stride == 1) {  // rowstride=2 twins: RowStrideNamesRulesAndCandidates
+      if (x.kblocks > 1) {
         EXPECT_TRUE(can_implement(p, x, 90)) << x.to_string();
         EXPECT_EQ(x.splitk, 1) << x.to_string();
         EXPECT_LE(shared_bytes(p, x) + 512 + 1024, size_t(228 * 1024)) << x.to_string();
@@ -881,50 +880,6 @@ TEST(SmallMConfig, KBlocksCandidatesAreFittedRowsAtOneBlockPerSm) {
   const std::vector<std::string> small = kblocks_of(problem(1, 4480, 1024));
   EXPECT_EQ(small.size(), 4u + 4u);
   for (const std::string& n : small) EXPECT_EQ(n.rfind("wgmma,rows=34,splitk=1,stages=", 0), 0u) << n;
-}
-
-// rowstride=2: cp.async one-shot kernels only (rows other than 32, l2pf=0), spelled after kblocks;
-// runs where k % 128 == 64, whose odd rows' K blocks start 64 bytes early (one more K block to
-// walk); offered as a twin of every cp.async one-shot candidate there, nowhere else.
-TEST(SmallMConfig, RowStrideNamesRulesAndCandidates) {
-  Config c = with_row_stride(with_cp_weights(wgmma_config(34, 1, 6, true)));
-  c.kblocks = 4;
-  EXPECT_EQ(c.to_string(), "wgmma,rows=34,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=4,rowstride=2,wload=cp");
-  EXPECT_EQ(parse_config(c.to_string()), c);
-  const Config late = with_late_trigger(with_row_stride(with_cp_weights(wgmma_config(128, 3, 12, true))));
-  EXPECT_EQ(parse_config(late.to_string()), late);
-  const Malformed bad[] = {
-      {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,rowstride=3,wload=cp", "must be 2"},
-      {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,rowstride=1,wload=cp", "not canonical"},
-      {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,rowstride=2", "cp.async"},
-      {"wgmma,rows=32,splitk=1,stages=8,l2pf=0,pdl=1,rowstride=2,wload=cp", "K pairs"},
-      {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,rowstride=2,persist=1,wload=cp", "persist"},
-      {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,rowstride=2,kblocks=2,wload=cp", "[,kblocks=B][,rowstride=2]"},
-      {"rows=32,splitk=1,warps=8,stages=2,pdl=1,rowstride=2", "trailing characters"},
-  };
-  expect_rejected(bad);
-  const Problem nano = problem(1, 4480, 15680), l70o = problem(1, 8192, 8192);
-  EXPECT_EQ(rowstride_kshift(nano), -64);
-  EXPECT_EQ(rowstride_kblocks(nano), 123);  // [-64, 15680 + 64): 123 blocks of 128 bytes
-  EXPECT_EQ(rowstride_kblocks(problem(1, 4480, 1088)), 9);
-  EXPECT_TRUE(can_implement(nano, c, 90));
-  const Verdict v = can_implement(l70o, with_row_stride(with_cp_weights(wgmma_config(64, 1, 8, true))), 90);
-  EXPECT_FALSE(v.ok);
-  EXPECT_NE(v.reason.find("k % 128 == 64"), std::string::npos) << v.reason;
-  // Candidates: on nano9b.down a twin of every cp.async one-shot candidate but the K pairs.
-  for (int64_t m : {1, 16}) {
-    const auto cands = candidate_configs(problem(m, 4480, 15680), 132, 90);
-    int twins = 0;
-    for (const Config& x : cands) {
-      if (!x.cp_weights || x.rows == 32 || x.streamk > 0) continue;
-      Config other = x;
-      other.row_stride = 3 - x.row_stride;
-      EXPECT_NE(std::find(cands.begin(), cands.end(), other), cands.end()) << x.to_string();
-      twins += x.row_stride == 2;
-    }
-    EXPECT_GE(twins, 8) << m;
-  }
-  for (const Config& x : candidate_configs(l70o, 132, 90)) EXPECT_EQ(x.row_stride, 1) << x.to_string();
 }
 
 TEST(SmallMConfig, WgmmaCandidatesOnlyOnSm90) {

@@ -363,43 +363,6 @@ TEST(SmallM, WgmmaKBlocksPerStageEveryKindAndSplit) {
   passes_every_dtype_pair(be, seed, {a, b, a_cp, small_m::with_cp_weights(b)});
 }
 
-// rowstride=2 (a block's rows every other weight row; the odd rows' K blocks start 64 bytes early),
-// cp.async weights: K of 16.5, 8.5 and 0.5 blocks (k % 128 == 64), m 1..32, 64 and 128 rows and
-// fitted rows of one and two warpgroups, one, two and four K blocks a stage, split-K 1..3 (ranges
-// that end mid-stage), rings 2..12, pdl 0/1/2, n = 208 (104 rows of each parity, a ragged tile)
-// and 48, batch 2; then every dtype pair and output type.
-TEST(SmallM, WgmmaRowStrideEveryKindAndSplit) {
-  FP8GEMM_SKIP_WITHOUT_GPU();
-  if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
-  Backend& be = small_m_backend();
-  const int rows_list[] = {64, 34, 128, 47, 100};
-  const int stages_list[] = {2, 3, 5, 8, 12};
-  const int kblocks_list[] = {1, 2, 4};
-  uint64_t seed = 10300;
-  int ran = 0, pick = 0;
-  for (int64_t k : {2112, 1088, 64})
-    for (int64_t m : {1, 8, 9, 17, 32}) {
-      const Problem p = make(2, m, pick % 2 ? 48 : 208, k);
-      VerifyCase vc(p, seed++);
-      for (int rep = 0; rep < 2; ++rep) {
-        ++pick;
-        const int kblocks = int((k + 64 + 127) / 128), pdl = pick % 3;
-        small_m::Config c = small_m::wgmma_config(rows_list[pick % 5], std::min(1 + pick % 3, kblocks),
-                                                  stages_list[(pick * 3) % 5], pdl > 0);
-        c.kblocks = kblocks_list[pick % 3];
-        c = small_m::with_row_stride(small_m::with_cp_weights(c));
-        if (pdl == 2) c = small_m::with_late_trigger(c);
-        while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
-        ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
-      }
-    }
-  EXPECT_EQ(ran, 30);
-  small_m::Config a = small_m::wgmma_config(34, 1, 4, true), b = small_m::wgmma_config(100, 3, 4, false);
-  a.kblocks = 4;
-  passes_every_dtype_pair(be, seed, {a, b, small_m::wgmma_config(64, 2, 6, true)},
-                          [](small_m::Config c) { return small_m::with_row_stride(small_m::with_cp_weights(c)); });
-}
-
 // pdl=2 (dependents released after the K loop) on the TMA and cp.async one-shot kernels: the same
 // sweep (every rows x N instantiation, rings 2..16, split-K 1..8), PDL always on.
 TEST(SmallM, WgmmaLateTriggerEveryInstantiationAndSplit) {

@@ -31,7 +31,6 @@ std::string Config::to_string() const {
        << ",pdl=" << (late_trigger ? 2 : pdl ? 1 : 0);
     if (early > 0) os << ",early=" << early;
     if (kblocks > 1) os << ",kblocks=" << kblocks;
-    if (row_stride > 1) os << ",rowstride=" << row_stride;
     if (persist > 0) os << ",persist=" << persist;
     if (streamk > 0) os << ",streamk=" << streamk;
     if (cp_weights) os << kWloadCpField;
@@ -49,12 +48,12 @@ namespace {
 int take_field(std::string_view& text, std::string_view key, bool last, std::string_view whole, bool v3) {
   const auto fail = [&](const char* why) {
     FP8GEMM_FAIL(kInvalidArgument, "small_m tactic '", whole, "': ", why, " (expected ",
-                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1|2[,early=E][,kblocks=B][,rowstride=2][,persist=B|,streamk=B]"
+                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1|2[,early=E][,kblocks=B][,persist=B|,streamk=B]"
                           "[,wload=cp|reg])"
                     : "rows=R,splitk=S,warps=W,stages=P,pdl=0|1)");
   };
   if (text.substr(0, key.size()) != key || text.size() <= key.size() || text[key.size()] != '=')
-    fail(v3 ? "fields must be wgmma, rows, splitk, stages, l2pf, pdl[, early][, kblocks][, rowstride][, persist or streamk][, wload] "
+    fail(v3 ? "fields must be wgmma, rows, splitk, stages, l2pf, pdl[, early][, kblocks][, persist or streamk][, wload] "
               "in this order"
             : "fields must be rows, splitk, warps, stages, pdl in this order");
   text.remove_prefix(key.size() + 1);
@@ -102,7 +101,7 @@ Config parse_config(std::string_view text) {
   FP8GEMM_REQUIRE(!v3 || rest.find(kWload) == std::string_view::npos, kInvalidArgument, "small_m tactic '", text,
                   "': wload must be the last field and its values are cp (weights through cp.async) and reg "
                   "(weights in registers); TMA is the default and is not spelled");
-  // v3 names may end with ",early=E", ",kblocks=B", ",rowstride=2", ",persist=P" or ",streamk=B" (before wload);
+  // v3 names may end with ",early=E", ",kblocks=B", ",persist=P" or ",streamk=B" (before wload);
   // pdl is then not the last field.
   const auto split_off = [&](std::string_view key) {
     const size_t at = v3 ? rest.find(key) : std::string_view::npos;
@@ -113,13 +112,11 @@ Config parse_config(std::string_view text) {
   };
   std::string_view streamk_field = split_off(",streamk=");
   std::string_view persist_field = split_off(",persist=");
-  std::string_view rowstride_field = split_off(",rowstride=");
   std::string_view kblocks_field = split_off(",kblocks=");
   std::string_view early_field = split_off(",early=");
   const int pdl = take_field(rest, "pdl", true, text, v3);
   if (!early_field.empty()) c.early = take_field(early_field, "early", true, text, v3);
   if (!kblocks_field.empty()) c.kblocks = take_field(kblocks_field, "kblocks", true, text, v3);
-  if (!rowstride_field.empty()) c.row_stride = take_field(rowstride_field, "rowstride", true, text, v3);
   if (!persist_field.empty()) c.persist = take_field(persist_field, "persist", true, text, v3);
   if (!streamk_field.empty()) c.streamk = take_field(streamk_field, "streamk", true, text, v3);
   FP8GEMM_REQUIRE(pdl == 0 || pdl == 1 || (v3 && pdl == 2), kInvalidArgument, "small_m tactic '", text, "': pdl must be ",
@@ -182,12 +179,6 @@ Verdict wgmma_config_exists(const Config& c) {
       return Verdict::no("kblocks=B is for the one-shot kernel with TMA or cp.async weights, rows other than 32 and "
                          "l2pf=0 (not K pairs, wload=reg, persist or streamk)");
   }
-  if (c.row_stride != 1) {
-    if (c.row_stride != 2) return Verdict::no("rowstride must be 2 (every other weight row; absent = 1)");
-    if (!c.cp_weights || c.rows == 32 || c.persist > 0 || c.streamk > 0 || c.l2pf != 0)
-      return Verdict::no("rowstride=2 is for the one-shot kernel with cp.async weights, rows other than 32 and l2pf=0 "
-                         "(not TMA weights, K pairs, persist or streamk)");
-  }
   if (c.early != 0) {
     if (c.early < 1 || c.early >= c.stages)
       return Verdict::no("early must be in 1..stages-1 (stages requested before the wait; absent = the whole ring)");
@@ -221,8 +212,6 @@ Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
     return Verdict::no(c.cp_weights    ? "A, B and out must be 16-byte aligned (TMA and 16-byte cp.async addresses)"
                        : c.reg_weights ? "A, B and out must be 16-byte aligned (16-byte weight loads)"
                                        : "A, B and out must be 16-byte aligned (TMA global addresses)");
-  if (c.row_stride == 2 && p.k % kWgmmaKBlock != 64)
-    return Verdict::no("rowstride=2 needs k % 128 == 64 (where every other row's K blocks start mid-line)");
   const int64_t kblocks = wgmma_kblocks(p);
   if (c.splitk > kblocks) return Verdict::no("splitk must be <= ceil(k/128): every split needs K to read");
   if (c.rows == 32 && p.m > 16)
@@ -293,8 +282,6 @@ Verdict config_exists(const Config& c) {
   if (c.early != 0) return Verdict::no("early is a wgmma (v3) field");
   if (c.persist != 0) return Verdict::no("persist is a wgmma (v3) field");
   if (c.cp_weights || c.reg_weights) return Verdict::no("wload is a wgmma (v3) field");
-  if (c.kblocks != 1) return Verdict::no("kblocks is a wgmma (v3) field");
-  if (c.row_stride != 1) return Verdict::no("rowstride is a wgmma (v3) field");
   if (c.rows != 16 && c.rows != 32 && c.rows != 64) return Verdict::no("rows must be 16, 32 or 64");
   if (c.stages != 1 && c.stages != 2 && c.stages != 4) return Verdict::no("stages must be 1, 2 or 4");
   // Two batches of rows/16 * stages * 32 weight bytes per lane are in flight; beyond 128 the
@@ -619,13 +606,6 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
         add(with_kblocks(with_cp_weights(wgmma_config(rows, 1, st, true, 0)), cp_kblocks));
         if (cp_kblocks == 4 && st > 4) add(with_kblocks(with_cp_weights(wgmma_config(rows, 1, st - 1, true, 0)), 4));
       }
-    }
-    // rowstride=2 twins of every cp.async one-shot candidate so far, where k % 128 == 64 (Config).
-    if (p.k % kWgmmaKBlock == 64) {
-      std::vector<Config> twins;
-      for (const Config& c : out)
-        if (c.wgmma && c.cp_weights && c.rows != 32 && c.persist == 0 && c.streamk == 0) twins.push_back(with_row_stride(c));
-      for (const Config& c : twins) add(c);
     }
     // Weights in registers (",wload=reg") are not offered: on the H200 they lost to the best
     // other small_m tactic at every suite point at M = 1 and 16 (docs/perf/small_m.md, Session 6).

@@ -112,14 +112,6 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 //    one producer lane issues every stage alone, and its per-stage work bounds them (H200,
 //    session 15: 132 blocks of 34 fitted rows ran nano9b.down in 22.1 us with one K block per
 //    stage, 18.5 with four). With cp.async weights (session 16) the same stage layout.
-//  - rowstride=2 (one-shot v3 with cp.async weights, rows other than 32, l2pf=0; spelled after
-//    kblocks, absent = 1): a block takes every other weight row, the even ones or the odd ones
-//    (the grid's first half the even, its second half the odd), and the odd rows' K blocks start
-//    64 bytes early (the first half of their first block is zero-filled), where k % 128 == 64:
-//    there a row's 128-byte K blocks start on 128-byte lines only every other row, and a
-//    misaligned one is two memory requests; this way each is one. nano9b.down (4480 x 15680) is
-//    the suite's only such weight, the one >= 64 MB weight no tactic streamed at 0.90 of 4.5 TB/s
-//    (sessions 13-16: 0.77-0.85; cuBLASLt 0.63, against 0.77-0.83 on the other >= 64 MB weights).
 struct Config {
   int rows = 32;    // weight rows (output columns n) per block: 16 x row tiles, shared by its warps
   int splitk = 1;   // blocks of one cluster that split K; reduced in fixed order through DSMEM
@@ -135,7 +127,6 @@ struct Config {
   int streamk = 0;     // v3 with cp.async weights only: 0 = grid of (tile, split); B > 0 = B blocks per SM, even split
   int early = 0;       // one-shot v3 with TMA weights and PDL only: 0 = the whole ring before the wait; E = its first E stages
   int kblocks = 1;     // one-shot v3 (TMA or cp.async weights), rows != 32: K blocks (128 bytes of K each) per ring stage
-  int row_stride = 1;  // one-shot v3 with cp.async weights, rows != 32: 2 = a block's rows are every other weight row
 
   int row_tiles() const { return rows / 16; }
   // "rows=32,splitk=1,warps=8,stages=2,pdl=0" or "wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1"
@@ -144,7 +135,7 @@ struct Config {
     return rows == o.rows && splitk == o.splitk && warps == o.warps && stages == o.stages && pdl == o.pdl &&
            wgmma == o.wgmma && l2pf == o.l2pf && persist == o.persist &&
            cp_weights == o.cp_weights && reg_weights == o.reg_weights && late_trigger == o.late_trigger &&
-           streamk == o.streamk && early == o.early && kblocks == o.kblocks && row_stride == o.row_stride;
+           streamk == o.streamk && early == o.early && kblocks == o.kblocks;
   }
 };
 
@@ -162,14 +153,6 @@ inline int wgmma_warpgroups(int rows) { return rows > 64 ? 2 : 1; }
 
 // The 128-byte K blocks of a v3 weight row: ceil(k / 128).
 inline int64_t wgmma_kblocks(const Problem& p) { return (p.k + kWgmmaKBlock - 1) / kWgmmaKBlock; }
-
-// rowstride=2: where the odd rows' K blocks start (bytes of K, <= 0), so that with k % 128 == 64
-// they start on 128-byte lines; and the K blocks a block of either parity walks (the even rows'
-// last one reads past k: zero-filled).
-inline int rowstride_kshift(const Problem& p) { return -int(p.k % kWgmmaKBlock); }
-inline int64_t rowstride_kblocks(const Problem& p) {
-  return (p.k - rowstride_kshift(p) + kWgmmaKBlock - 1) / kWgmmaKBlock;
-}
 
 // Activation rows a v3 block loads (the wgmma's N): m rounded up to 8.
 inline int wgmma_n(int64_t m) { return int((m + 7) / 8) * 8; }
@@ -225,12 +208,6 @@ inline Config with_late_trigger(Config c) {
 // The same v3 config requesting only `stages` ring stages of weights before the wait (",early=E").
 inline Config with_early(Config c, int stages) {
   c.early = stages;
-  return c;
-}
-
-// The same v3 config taking every other weight row (",rowstride=2").
-inline Config with_row_stride(Config c) {
-  c.row_stride = 2;
   return c;
 }
 

@@ -59,11 +59,6 @@ struct Params {
   // one-K-block stage `kb_bytes` apart (stage_bytes = B * kb_bytes; w_bytes and stage_tx are per
   // K block).
   int stage_kblocks, kb_bytes;
-  // rowstride=2 (cp.async kernel): weight rows per block 2 apart; grid x holds `parity_tiles` row
-  // tiles of the even rows, then as many of the odd ones, whose K blocks start `kshift` (<= 0)
-  // bytes early. 1, gridDim.x and 0 otherwise. The stores put a block's row r at output column
-  // (its first column) + r * row_stride (store_fragment).
-  int row_stride, parity_tiles, kshift;
   float* sk_partials;  // stream-K: per block [2][NP/2][rows * 2] partial sums (workspace)
   unsigned* sk_flags;  // stream-K: per block, 1 while its given-away partial waits to be added
   int64_t sk_units;    // stream-K: (row tile, batch, K block) units split over the grid
@@ -297,8 +292,7 @@ __device__ __forceinline__ void store_output(const P& p, int64_t out_base, int m
 }
 
 // Writes scale * v, accumulator i of consumer thread tc, to out. Fragment of m64nNP f32:
-// thread tc holds weight rows (output columns n) row0 + 16 (tc/32) + (tc%32)/4 (+8 for q >= 2;
-// rowstride=2: those rows' offsets times 2, row0 the block's first output column)
+// thread tc holds weight rows (output columns n) row0 + 16 (tc/32) + (tc%32)/4 (+8 for q >= 2)
 // and activation rows (output rows m) 8 j + 2 (tc%4) + (q & 1) in acc[4 j + q]; out_base is
 // the batch's first output element. Rows at or beyond the block's p.rows are not its own (fitted
 // rows: the MMA's rows past them read zeros or, with TMA weights, whatever the ring holds there)
@@ -309,7 +303,7 @@ __device__ __forceinline__ void store_fragment(const P& p, int row0, int64_t out
   const int l = tc & 31, j = i >> 2, q = i & 3;
   const int r = (tc >> 5) * 16 + (l >> 2) + ((q & 2) ? 8 : 0);  // (tc >> 5): warp incl. wg
   const int m = j * 8 + (l & 3) * 2 + (q & 1);
-  if (r < p.rows) store_output(p, out_base, m, row0 + r * p.row_stride, v * scale);
+  if (r < p.rows) store_output(p, out_base, m, row0 + r, v * scale);
 }
 
 // Which output element value i of consumer thread tc is: the m64nNP accumulator fragment above.
@@ -377,14 +371,12 @@ __device__ __forceinline__ int stage_kblock(int kb0, int i) {
 
 // A stage's activation tile by TMA into `dst`: the kNA rows of K block kb, and with K pairs those
 // of kb + 1 right behind them (the MMA's N holds both).
-// kshift (rowstride=2, <= 0): the block's K blocks start that many bytes early; TMA zero-fills the
-// negative coordinates.
 template <int kNA, bool kKPair>
 __device__ __forceinline__ void tma_stage_activations(uint8_t* dst, const CUtensorMap* amap, uint64_t* bar, int kb,
-                                                      int batch, uint64_t policy, int kshift = 0) {
+                                                      int batch, uint64_t policy) {
   constexpr int kKB = 128;
-  tma_load(dst, amap, bar, kb * kKB + kshift, 0, batch, policy);
-  if constexpr (kKPair) tma_load(dst + kNA * kKB, amap, bar, (kb + 1) * kKB + kshift, 0, batch, policy);
+  tma_load(dst, amap, bar, kb * kKB, 0, batch, policy);
+  if constexpr (kKPair) tma_load(dst + kNA * kKB, amap, bar, (kb + 1) * kKB, 0, batch, policy);
 }
 
 // rows=32 (K pairs, see RingStage): the warpgroup's 64 MMA rows are the block's 32 weight rows

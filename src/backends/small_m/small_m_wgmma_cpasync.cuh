@@ -49,23 +49,19 @@ struct CpRows {
   int64_t stride;
   int valid;
 };
-// kRowStride (rowstride=2): the block's rows are weight rows 2 (row0 + i) + parity, i < p.rows.
-template <int kRowStride>
-__device__ __forceinline__ CpRows cp_rows(const Params& p, const uint8_t* wb, int row0, int r0, int parity) {
-  const int rows = (p.n - parity + kRowStride - 1) / kRowStride;  // of this parity
-  const int limit = min(rows - row0, p.rows);
+__device__ __forceinline__ CpRows cp_rows(const Params& p, const uint8_t* wb, int row0, int r0) {
+  const int limit = min(p.n - row0, p.rows);
   CpRows c;
-  c.base = wb + (int64_t(row0 + r0) * kRowStride + parity) * p.k;
-  c.stride = 16 * kRowStride * p.k;
+  c.base = wb + int64_t(row0 + r0) * p.k;
+  c.stride = 16 * p.k;
   c.valid = limit > r0 ? (limit - r0 + 15) / 16 : 0;
   return c;
 }
 
 // One producer thread's share of one K block of a weight stage: 16-byte chunk `ko` (bytes into
-// K, this thread's chunk column included; rowstride=2: may be negative) of its rows (CpRows), into
-// the 128-byte-swizzled tile at shared address `st` (this thread's first row and swizzled column
-// included; its rows are 16 x 128 bytes apart). Rows the block does not own and chunks outside
-// [0, k) are zero-filled
+// K, this thread's chunk column included) of its rows (CpRows), into the 128-byte-swizzled tile
+// at shared address `st` (this thread's first row and swizzled column included; its rows are
+// 16 x 128 bytes apart). Rows the block does not own and chunks at or beyond k are zero-filled
 // (fitted rows: the stage keeps its whole 64 W-row tile, WgmmaStageLayout); the caller then
 // arrives on the stage's full barrier (cp_async_mbar_arrive_noinc). Every copy is issued, back to
 // back: skipping the rows a fitted block does not own (a predicate per copy) made most of its
@@ -79,7 +75,7 @@ __device__ __forceinline__ void cp_weight_kblock(const Params& p, const CpRows& 
   for (int j = 0; j < kRows; ++j) {
     const int jr = kKPair ? (j & 1) : j;  // which of the thread's weight rows
     const int64_t k = kKPair ? ko + (j >> 1) * 128 : ko;
-    const bool in = jr < rows.valid && uint64_t(k) < uint64_t(p.k);  // 0 <= k < p.k
+    const bool in = jr < rows.valid && k < p.k;
     const uint8_t* src = in ? rows.base + jr * rows.stride + k : p.w;  // any valid address
     cp_async_16_zfill(st + uint32_t(j * 16 * 128), src, in ? 16u : 0u, policy);
   }
@@ -135,10 +131,8 @@ constexpr int kThreadsCp = W * 128 + kCpProducers;
 // ring stage (1 with K pairs), each laid out as a one-K-block stage (RingStage) under one pair of
 // barriers; a kernel per B: a runtime count of K blocks made the TMA kernel's consumers wait for
 // every wgmma and its producer 2x slower (session 15), and a run-time dispatch between the three
-// inside one cp.async kernel made its one-K-block tactics 3-7% slower (session 16). kRowStride:
-// rowstride=2 (Config), a kernel of its own: with the stride a run-time value the producers
-// recomputed their rows' addresses with 64-bit multiplies every stage (SASS, session 16).
-template <class WT, class AT, int W, int NP, bool kKPair = false, int kKBlocks = 1, int kRowStride = 1>
+// inside one cp.async kernel made its one-K-block tactics 3-7% slower (session 16).
+template <class WT, class AT, int W, int NP, bool kKPair = false, int kKBlocks = 1>
 __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     small_m_wgmma_cp_kernel(const __grid_constant__ CUtensorMap amap, const Params p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
@@ -158,11 +152,7 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
 
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int stages = p.stages;
-  // rowstride=2: the grid's second half takes the odd rows, whose K blocks start p.kshift early.
-  static_assert(kRowStride == 1 || (kRowStride == 2 && !kKPair), "rowstride=2: not with K pairs");
-  const int parity = kRowStride == 2 && int(blockIdx.x) >= p.parity_tiles ? 1 : 0;
-  const int row0 = (int(blockIdx.x) - parity * p.parity_tiles) * p.rows;  // among the rows of its parity
-  const int kshift = parity ? p.kshift : 0;
+  const int row0 = int(blockIdx.x) * p.rows;
   const int batch = int(blockIdx.z);
   int kb0, nkb;
   split_k_blocks(p, kb0, nkb);
@@ -185,9 +175,9 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     const int pt = prod.pt;
     uint64_t pol_w, pol_a;
     stream_policies(pol_w, pol_a);
-    const CpRows rows = cp_rows<kRowStride>(p, p.w + int64_t(batch) * p.n * p.k, row0, prod.r0, parity);
+    const CpRows rows = cp_rows(p, p.w + int64_t(batch) * p.n * p.k, row0, prod.r0);
     const uint32_t st0 = smem_addr(ring) + uint32_t(prod.r0 * 128) + prod.swz;  // this thread's first chunk
-    const int64_t chunk_k = prod.chunk * 16 + kshift;
+    const int64_t chunk_k = prod.chunk * 16;
     // K block j of stage i; those past the split's range are read past the tensor's K instead
     // (zero-filled: they add nothing; the consumers multiply every K block of a stage).
     const auto kblock_at = [&](int i, int j) {
@@ -206,7 +196,7 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
 #pragma unroll
       for (int j = 0; j < KB; ++j)
         tma_stage_activations<kNA, kKPair>(ring + s * kStride + j * kStage + kWBytes, &amap, &full_bar[s],
-                                           kblock_at(i, j), batch, pol_a, kshift);
+                                           kblock_at(i, j), batch, pol_a);
     };
     // The weights of the first `stages` stages do not depend on the previous kernel: request
     // them before griddepcontrol.wait (PDL), the activations after it.
@@ -240,8 +230,7 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
   release_dependents_late(p);
 
   // Every cp.async has landed: the consumers saw each stage's full barrier, which needs them all.
-  // The block's first output column (its row r goes to that + r * row_stride: store_fragment).
-  finish_one_shot<W, NP, kThreadsCp<W>, kKPair>(p, acc, ring, row0 * kRowStride + parity, batch, warp < 4 * W);
+  finish_one_shot<W, NP, kThreadsCp<W>, kKPair>(p, acc, ring, row0, batch, warp < 4 * W);
 #else
   __trap();  // wgmma exists on sm_90a only (can_implement refuses other devices)
 #endif

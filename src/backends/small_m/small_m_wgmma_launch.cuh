@@ -82,21 +82,19 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   }
   if (c.cp_weights) {
     // Weights by cp.async (no weight tensor map); one producer warpgroup instead of one warp.
-    // One kernel per (K blocks per stage: 1, 2, 4; rowstride 1, 2); K pairs have one of their own.
-    static std::atomic<uint64_t> raised_cp[3][2]{};
+    // One kernel per K blocks per stage (1, 2, 4); K pairs have one of their own.
+    static std::atomic<uint64_t> raised_cp[3]{};
     auto kernel = small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair>;
-    const int kb = c.kblocks == 4 ? 2 : c.kblocks == 2 ? 1 : 0, rs = c.row_stride == 2 ? 1 : 0;
+    const int kb = c.kblocks == 4 ? 2 : c.kblocks == 2 ? 1 : 0;
     if constexpr (!kKPair) {
       using K = decltype(kernel);
-      constexpr K kernels[3][2] = {
-          {small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 1, 1>, small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 1, 2>},
-          {small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 2, 1>, small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 2, 2>},
-          {small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 4, 1>, small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 4, 2>}};
-      kernel = kernels[kb][rs];
+      constexpr K kernels[3] = {small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 1>,
+                                small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 2>,
+                                small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 4>};
+      kernel = kernels[kb];
     }
-    raise_smem_limit_once(kernel, raised_cp[kb][rs]);
+    raise_smem_limit_once(kernel, raised_cp[kb]);
     cfg.blockDim = dim3(unsigned(kThreadsCp<W>));
-    cfg.gridDim.x = unsigned(kp.parity_tiles * c.row_stride);
     FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, amap, kp));
     return;
   }
@@ -155,15 +153,6 @@ void launch_wgmma_pair(const LaunchArgs& l) {
   kp.stage_tx = layout.tx_bytes;
   kp.stage_kblocks = c.kblocks;
   kp.kb_bytes = layout.stage_bytes;
-  // rowstride=2 (cp.async): the even rows' tiles, then the odd ones', whose K blocks start kshift
-  // early; both walk rowstride_kblocks.
-  kp.row_stride = c.row_stride;
-  kp.parity_tiles = int((pr.n + c.row_stride - 1) / c.row_stride + c.rows - 1) / c.rows;
-  kp.kshift = c.row_stride == 2 ? rowstride_kshift(pr) : 0;
-  if (c.row_stride == 2) {
-    kp.kblocks = int(rowstride_kblocks(pr));
-    kp.kblocks_per_split = (kp.kblocks + c.splitk - 1) / c.splitk;
-  }
   // 64 rows and fitted rows up to 64: one consumer warpgroup; 128 and fitted rows above 64: two.
   if (c.rows != 32)
     return wgmma_warpgroups(c.rows) == 1 ? launch_wgmma_np<WT, AT, 1>(l, kp) : launch_wgmma_np<WT, AT, 2>(l, kp);
