@@ -1181,6 +1181,7 @@ int main(int argc, char** argv) {
       kp.splitk = c.splitk;
       kp.stages = c.stages;
       kp.l2pf = 0;
+      kp.rows = c.rows;  // the stores skip rows at or beyond it (fitted rows, session 14)
       const int tiles = (s.n + c.rows - 1) / c.rows;
       const dim3 grid(unsigned(tiles), unsigned(c.splitk), 1);
       const size_t stage_b = size_t(c.rows + np) * 128;
