@@ -182,3 +182,81 @@ s=$SECONDS; timeout 90 $B/fp8gemm bench --model all --m 1,2,4,8,16 --backend sma
 python3 .gpu/summarize.py --family 're:kblocks=.*wload=cp' $R/sm.json > $R/sum_cpkb.txt 2>&1
 grep -E "^geomean|MB M<=16" $R/sum_cpkb.txt
 cd $OUT && tar czf r.tgz r && rm -rf r
+# ==== .gpu/s16_call5.sh
+#!/usr/bin/env bash
+# Session 16 call 5 (9577e74, rowstride=2): SmallM GPU tests; nano9b.down (k % 128 == 64) named with
+# and without rowstride=2, and two controls whose K is a multiple of 128 (15616, 15744); the cp.async
+# one-K-block tactics A/B against the call-2 zf build (alt); the small_m bench over the suite.
+cd "$(dirname "$0")/.."
+B=.gpu/bin; unset FP8GEMM_CACHE FP8GEMM_TUNE
+R=$OUT/r; mkdir -p $R
+xz -dk .gpu/alt/fp8gemm.xz 2>/dev/null; chmod +x .gpu/alt/fp8gemm
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+s=$SECONDS; timeout 150 $B/fp8gemm_gpu_tests --gtest_filter='SmallM.*' > $R/gtest_smallm.txt 2>&1
+echo "gtest SmallM rc=$? $((SECONDS-s))s $(grep -E '^\[  (PASSED|FAILED)' $R/gtest_smallm.txt | tr '\n' ' ')"
+grep -E "^\[  FAILED|Failure" -A4 $R/gtest_smallm.txt | head -20
+T=""; TR=""
+for n in rows=34,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=4 rows=34,splitk=1,stages=5,l2pf=0,pdl=1,kblocks=4 \
+         rows=34,splitk=1,stages=4,l2pf=0,pdl=1,kblocks=4 rows=128,splitk=3,stages=12,l2pf=0,pdl=1 \
+         rows=64,splitk=3,stages=12,l2pf=0,pdl=1 rows=34,splitk=1,stages=12,l2pf=0,pdl=1,kblocks=2; do
+  T="$T --add-tactic small_m:wgmma,$n,wload=cp"; TR="$TR --add-tactic small_m:wgmma,$n,rowstride=2,wload=cp"; done
+T="$T --add-tactic small_m:wgmma,rows=34,splitk=1,stages=9,l2pf=0,pdl=1,kblocks=4"
+for r in a b; do
+  timeout 60 $B/fp8gemm bench --shape 4480,15680 --m 1,16 --backend small_m --tactics default --replays 9 $T $TR \
+    --json $R/nano_$r.json > $R/nano_$r.log 2>&1 || echo "nano $r rc=$?"
+  timeout 60 $B/fp8gemm bench --shape 4480,15616 --shape 4480,15744 --m 1,16 --backend small_m --tactics default \
+    --replays 9 $T --json $R/ctrl_$r.json > $R/ctrl_$r.log 2>&1 || echo "ctrl $r rc=$?"
+done
+A="--add-tactic small_m:wgmma,rows=71,splitk=1,stages=6,l2pf=0,pdl=1,wload=cp --add-tactic small_m:wgmma,rows=47,splitk=1,stages=8,l2pf=0,pdl=1,wload=cp --add-tactic small_m:wgmma,rows=64,splitk=1,stages=12,l2pf=0,pdl=1,wload=cp --add-tactic small_m:wgmma,rows=32,splitk=1,stages=7,l2pf=0,pdl=1,wload=cp --add-tactic small_m:wgmma,rows=63,splitk=1,stages=5,l2pf=0,pdl=1,kblocks=4,wload=cp"
+for r in a b; do for v in zf new; do F=$B/fp8gemm; [ $v = zf ] && F=.gpu/alt/fp8gemm
+  timeout 60 $F bench --shape 18560,4096 --shape 8192,8192 --m 1,16 --backend small_m --tactics default --replays 9 $A \
+    --json $R/ab_${v}_$r.json > $R/ab_${v}_$r.log 2>&1 || echo "ab $v $r rc=$?"
+done; done
+python3 - $R <<'PY'
+import json, sys, glob, collections, os
+t = collections.defaultdict(dict)
+for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
+  lab = os.path.basename(f)[:-5]; parts = lab.split("_"); v = "".join(parts[-2:]) if parts[0] == "ab" else parts[-1]
+  for p in json.load(open(f))["points"]:
+    for x in p["timings"]:
+      if len(x["samples_us"]) > 1 or not x["ok"]:
+        t[(f'{p["N"]}x{p["K"]}', p["M"], x["tactic"][8:])][v] = x["median_us"] if x["ok"] else -1
+for (s, m, n), v in sorted(t.items()):
+  print(f"{s:11} {m:2} {n:66} " + " ".join(f"{k}={v[k]:6.2f}" for k in sorted(v)))
+PY
+s=$SECONDS; timeout 90 $B/fp8gemm bench --model all --m 1,2,4,8,16 --backend small_m --tactics all --max-finalists 24 \
+  --replays 7 --json $R/sm.json > $R/sm.log 2>&1; echo "bench small_m rc=$? $((SECONDS-s))s"
+python3 .gpu/summarize.py --family 'rowstride=' $R/sm.json > $R/sum_rs.txt 2>&1
+grep -E "^geomean|MB M<=16" $R/sum_rs.txt; grep -E "^nano9b.down" $R/sum_rs.txt
+cd $OUT && tar czf r.tgz r && rm -rf r
+# ==== .gpu/s16_call6.sh
+#!/usr/bin/env bash
+# Session 16 call 6 (the final code, kernels identical in SASS to 56b637b's): every GPU test, check,
+# and call 5's A/B of cp.async tactics against the call-2 zf build.
+cd "$(dirname "$0")/.."
+B=.gpu/bin; unset FP8GEMM_CACHE FP8GEMM_TUNE
+R=$OUT/r; mkdir -p $R
+xz -dk .gpu/alt/fp8gemm.xz 2>/dev/null; chmod +x .gpu/alt/fp8gemm
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+A="--add-tactic small_m:wgmma,rows=71,splitk=1,stages=6,l2pf=0,pdl=1,wload=cp --add-tactic small_m:wgmma,rows=47,splitk=1,stages=8,l2pf=0,pdl=1,wload=cp --add-tactic small_m:wgmma,rows=64,splitk=1,stages=12,l2pf=0,pdl=1,wload=cp --add-tactic small_m:wgmma,rows=32,splitk=1,stages=7,l2pf=0,pdl=1,wload=cp --add-tactic small_m:wgmma,rows=63,splitk=1,stages=5,l2pf=0,pdl=1,kblocks=4,wload=cp --add-tactic small_m:wgmma,rows=128,splitk=3,stages=12,l2pf=0,pdl=1,wload=cp"
+for r in a b; do for v in zf new; do F=$B/fp8gemm; [ $v = zf ] && F=.gpu/alt/fp8gemm
+  timeout 60 $F bench --shape 18560,4096 --shape 8192,8192 --shape 4480,15680 --m 1,16 --backend small_m --tactics default --replays 9 $A \
+    --json $R/ab_${v}_$r.json > $R/ab_${v}_$r.log 2>&1 || echo "ab $v $r rc=$?"
+done; done
+python3 - $R <<'PY'
+import json, sys, glob, collections, os
+t = collections.defaultdict(dict)
+for f in sorted(glob.glob(sys.argv[1] + "/ab_*.json")):
+  parts = os.path.basename(f)[:-5].split("_"); v = parts[1] + parts[2]
+  for p in json.load(open(f))["points"]:
+    for x in p["timings"]:
+      if len(x["samples_us"]) > 1 and "wload=cp" in x["tactic"]:
+        t[(f'{p["N"]}x{p["K"]}', p["M"], x["tactic"][8:])][v] = x["median_us"]
+for (s, m, n), v in sorted(t.items()):
+  print(f"{s:11} {m:2} {n:62} " + " ".join(f"{k}={v[k]:6.2f}" for k in sorted(v)))
+PY
+s=$SECONDS; timeout 260 $B/fp8gemm_gpu_tests > $R/gtest_all.txt 2>&1; rc=$?
+echo "gtest all rc=$rc $((SECONDS-s))s $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' $R/gtest_all.txt | tr '\n' ' ')"
+grep -E "^\[  FAILED|Failure" -A4 $R/gtest_all.txt | head -20
+s=$SECONDS; timeout 60 $B/fp8gemm check --quiet > $R/check.txt 2>&1; echo "check rc=$? $((SECONDS-s))s $(tail -1 $R/check.txt)"
+cd $OUT && tar czf r.tgz r && rm -rf r
