@@ -41,9 +41,9 @@ __device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint64_t* bar) {
 // A producer thread's weight rows, fixed for the whole K loop: the address of its first one (row
 // r0 of the block, at K offset 0), the distance to its next (16 rows down), and how many of them
 // (rows r0 + 16 j, j < valid) the block owns: inside n and inside its p.rows (64 W, 32 with K
-// pairs, fewer with fitted rows). Computed once so that a stage's copies are an add and a copy each:
-// with the address arithmetic redone per copy (64-bit multiplies, predicates) the producers'
-// work per stage bounded blocks with small stages (session 16).
+// pairs, fewer with fitted rows). Computed once, so that a stage's copy is an add and a cp.async:
+// with the address arithmetic redone per copy (64-bit multiplies, predicates) the stage loop was
+// half as long again, and most cp.async tactics 1-11% slower on the H200 (session 16, call 2).
 struct CpRows {
   const uint8_t* base;
   int64_t stride;
@@ -65,8 +65,8 @@ __device__ __forceinline__ CpRows cp_rows(const Params& p, const uint8_t* wb, in
 // (fitted rows: the stage keeps its whole 64 W-row tile, WgmmaStageLayout); the caller then
 // arrives on the stage's full barrier (cp_async_mbar_arrive_noinc). Every copy is issued, back to
 // back: skipping the rows a fitted block does not own (a predicate per copy) made most of its
-// tactics 1-14% slower on the H200 (session 16, call 2), and an early exit made every kernel's copies
-// one branch apart and up to 2x slower (session 14, call 1).
+// tactics 1-14% slower on the H200 (session 16, call 2), and an early exit made every kernel's
+// copies one branch apart and up to 2x slower (session 14, call 1).
 // kKPair (rows=32): stage rows 32..63 are the block's 32 weight rows again, one K block further.
 template <int kRows, bool kKPair = false>
 __device__ __forceinline__ void cp_weight_kblock(const Params& p, const CpRows& rows, int64_t ko, uint32_t st,
@@ -127,11 +127,11 @@ constexpr int kThreadsCp = W * 128 + kCpProducers;
 // rings for up to 4 blocks per SM, and the register cap this implies (64 / 85) leaves no spills.
 // kKPair: rows=32 blocks (two K blocks per stage; see the TMA kernel). Fitted rows (p.rows < 64 W)
 // need nothing of their own: the producers copy the rows the block owns (CpRows) and zero-fill
-// the others. kKBlocks: kblocks=B, B K blocks per
-// ring stage (1 with K pairs), each laid out as a one-K-block stage (RingStage) under one pair of
-// barriers; a kernel per B: a runtime count of K blocks made the TMA kernel's consumers wait for
-// every wgmma and its producer 2x slower (session 15), and a run-time dispatch between the three
-// inside one cp.async kernel made its one-K-block tactics 3-7% slower (session 16).
+// the others. kKBlocks: kblocks=B, B K blocks per ring stage (1 with K pairs), each laid out as a
+// one-K-block stage (RingStage) under one pair of barriers. A kernel per B: a run-time count of K
+// blocks made the TMA kernel's consumers wait for every wgmma and its producer 2x slower (session
+// 15), and a run-time dispatch between the three inside one cp.async kernel made its one-K-block
+// tactics 3-7% slower (session 16).
 template <class WT, class AT, int W, int NP, bool kKPair = false, int kKBlocks = 1>
 __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     small_m_wgmma_cp_kernel(const __grid_constant__ CUtensorMap amap, const Params p) {
