@@ -260,3 +260,48 @@ echo "gtest all rc=$rc $((SECONDS-s))s $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' 
 grep -E "^\[  FAILED|Failure" -A4 $R/gtest_all.txt | head -20
 s=$SECONDS; timeout 60 $B/fp8gemm check --quiet > $R/check.txt 2>&1; echo "check rc=$? $((SECONDS-s))s $(tail -1 $R/check.txt)"
 cd $OUT && tar czf r.tgz r && rm -rf r
+# ==== .gpu/s16_call7.sh
+#!/usr/bin/env bash
+# Session 16 call 7: cp.async weight copies without the L2 evict-first hint (bin: its SASS stage loop
+# 46 instructions against 57, no R2UR of the policy per copy) against the final code (alt):
+# SmallM GPU tests and check of the variant; named cp.async tactics alternating, twice; the
+# variant's small_m bench over the suite.
+cd "$(dirname "$0")/.."
+B=.gpu/bin; unset FP8GEMM_CACHE FP8GEMM_TUNE
+R=$OUT/r; mkdir -p $R
+xz -dk .gpu/alt/fp8gemm.xz 2>/dev/null; chmod +x .gpu/alt/fp8gemm
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+s=$SECONDS; timeout 150 $B/fp8gemm_gpu_tests --gtest_filter='SmallM.*' > $R/gtest_smallm.txt 2>&1
+echo "gtest SmallM rc=$? $((SECONDS-s))s $(grep -E '^\[  (PASSED|FAILED)' $R/gtest_smallm.txt | tr '\n' ' ')"
+grep -E "^\[  FAILED|Failure" -A4 $R/gtest_smallm.txt | head -20
+s=$SECONDS; timeout 60 $B/fp8gemm check --quiet --backend small_m > $R/check.txt 2>&1; echo "check small_m rc=$? $((SECONDS-s))s $(tail -1 $R/check.txt)"
+T=""
+for n in rows=71,splitk=1,stages=6 rows=47,splitk=1,stages=8 rows=32,splitk=1,stages=7 rows=63,splitk=1,stages=5,l2pf=0,pdl=1,kblocks=4 \
+         rows=64,splitk=1,stages=12 rows=128,splitk=3,stages=12 rows=34,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=4 \
+         rows=78,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=2 rows=64,splitk=2,stages=8 rows=32,splitk=1,stages=11 rows=109,splitk=1,stages=6; do
+  case $n in *kblocks*) T="$T --add-tactic small_m:wgmma,$n,wload=cp";; *) T="$T --add-tactic small_m:wgmma,$n,l2pf=0,pdl=1,wload=cp";; esac; done
+for r in a b; do for v in cur nohint; do F=$B/fp8gemm; [ $v = cur ] && F=.gpu/alt/fp8gemm
+  timeout 90 $F bench --shape 18560,4096 --shape 8192,8192 --shape 4480,15680 --shape 10240,8192 --shape 4096,4096 --shape 28672,4096 \
+    --m 1,16 --backend small_m --tactics default --replays 9 $T --json $R/ab_${v}_$r.json > $R/ab_${v}_$r.log 2>&1 || echo "ab $v $r rc=$?"
+done; done
+python3 - $R <<'PY'
+import json, sys, glob, collections, os, math
+t = collections.defaultdict(dict)
+for f in sorted(glob.glob(sys.argv[1] + "/ab_*.json")):
+  parts = os.path.basename(f)[:-5].split("_"); v = parts[1]
+  for p in json.load(open(f))["points"]:
+    for x in p["timings"]:
+      if len(x["samples_us"]) > 1 and "wload=cp" in x["tactic"]:
+        t[(f'{p["N"]}x{p["K"]}', p["M"], x["tactic"][8:])].setdefault(v, []).append(x["median_us"])
+r = []
+for (s, m, n), v in sorted(t.items()):
+  if "cur" in v and "nohint" in v:
+    a, b = sum(v["nohint"]) / len(v["nohint"]), sum(v["cur"]) / len(v["cur"]); r.append(a / b)
+    print(f"{s:11} {m:2} {n:58} cur={b:6.2f} nohint={a:6.2f} {a/b:.3f}")
+print(f"nohint/cur geomean {math.exp(sum(map(math.log, r)) / len(r)):.4f} over {len(r)}, min {min(r):.3f} max {max(r):.3f}")
+PY
+s=$SECONDS; timeout 90 $B/fp8gemm bench --model all --m 1,2,4,8,16 --backend small_m --tactics all --max-finalists 24 \
+  --replays 7 --json $R/sm.json > $R/sm.log 2>&1; echo "bench small_m rc=$? $((SECONDS-s))s"
+python3 .gpu/summarize.py --family 're:kblocks=.*wload=cp' $R/sm.json > $R/sum_cpkb.txt 2>&1
+grep -E "^geomean x \(best small_m\)|MB M<=16:" $R/sum_cpkb.txt
+cd $OUT && tar czf r.tgz r && rm -rf r
