@@ -81,23 +81,6 @@ __device__ __forceinline__ void cp_weight_kblock(const Params& p, const CpRows& 
   }
 }
 
-// The stream-K kernel's stage of one K block (its own tile each time): 16-byte chunk `kofs` of
-// rows r0 + 16 j of the 64 W-row tile at weight row row0 of `wb`, into the stage at `st` (`swz`:
-// the thread's swizzled column), rows at or beyond n and chunks at or beyond k zero-filled; then
-// the thread's arrival on the stage's full barrier.
-template <int kRows>
-__device__ __forceinline__ void cp_weight_stage(const Params& p, const uint8_t* wb, int row0, int64_t kofs, int r0,
-                                                uint32_t st, uint32_t swz, uint64_t policy, uint64_t* full) {
-#pragma unroll
-  for (int j = 0; j < kRows; ++j) {
-    const int r = r0 + 16 * j;
-    const bool in = row0 + r < p.n && kofs < p.k;
-    const uint8_t* src = in ? wb + int64_t(row0 + r) * p.k + kofs : p.w;  // any valid address
-    cp_async_16_zfill(st + uint32_t(r * 128) + swz, src, in ? 16u : 0u, policy);
-  }
-  cp_async_mbar_arrive_noinc(full);
-}
-
 // A producer thread's place in a weight stage: its index among the producers, its 16-byte chunk
 // column of each 128-byte row segment, its first row (its rows are r0 + 16 j, all with the same
 // r % 8) and that column's offset in the 128-byte swizzle.

@@ -95,9 +95,11 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     wc.init(u_begin, kblocks, p.tiles);
     ac = wc;
     const auto load_weights = [&](int s) {
-      cp_weight_stage<kRowsPerThread>(p, p.w + int64_t(wc.batch) * p.n * p.k, wc.row_tile * (64 * W),
-                                      int64_t(wc.kb) * kKB + chunk * 16, r0, smem_addr(ring + s * kStage), swz, pol_w,
-                                      &full_bar[s]);
+      // The unit's tile can change from one stage to the next: its rows are worked out per stage.
+      const CpRows rows = cp_rows(p, p.w + int64_t(wc.batch) * p.n * p.k, wc.row_tile * (64 * W), r0);
+      cp_weight_kblock<kRowsPerThread>(p, rows, int64_t(wc.kb) * kKB + chunk * 16,
+                                       smem_addr(ring + s * kStage) + uint32_t(r0 * 128) + swz, pol_w);
+      cp_async_mbar_arrive_noinc(&full_bar[s]);
       wc.next(kblocks, p.tiles);
     };
     const auto load_activations = [&](int s) {
