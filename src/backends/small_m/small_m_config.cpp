@@ -595,10 +595,6 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
     // two K blocks a stage for two (four leave them < 4 stages). llama70b.o 16.0 us against 16.5
     // for the K pairs, llama70b.qkv (78 rows) 19.8 against 21.2, nano9b.qkv 8.4 against 8.5.
     if (const int rows = fitted_rows_at(p, sm_count, 1); rows > 0 && wgmma_kblocks(p) >= 2 * 4) {
-      const auto with_kblocks = [](Config c, int kblocks) {
-        c.kblocks = kblocks;
-        return c;
-      };
       if (const int st = wgmma_stages_for(p, rows, 1, false, 4); st > 0)
         add(with_kblocks(wgmma_config(rows, 1, st, true, 0), 4));
       const int cp_kblocks = wgmma_warpgroups(rows) == 1 ? 4 : 2;

@@ -211,6 +211,12 @@ inline Config with_early(Config c, int stages) {
   return c;
 }
 
+// The same v3 config with `kblocks` K blocks per ring stage (",kblocks=B").
+inline Config with_kblocks(Config c, int kblocks) {
+  c.kblocks = kblocks;
+  return c;
+}
+
 // The same v3 config with its weights loaded into registers (",wload=reg"); stages = activation
 // ring slots.
 inline Config with_reg_weights(Config c) {
