@@ -355,7 +355,9 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_option("--replays", o.replays, "timed replays per candidate in the full round (median)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--max-finalists", o.max_finalists, "candidates kept for the full round, fastest first (each backend's fastest also gets there)")->capture_default_str();
+  cmd->add_option("--max-finalists", o.max_finalists,
+                  "candidates kept for the full round, fastest first (each backend's fastest also gets there)")
+      ->capture_default_str();
   cmd->add_option("--prune-ratio", o.prune_ratio, "short round drops candidates slower than this x best")
       ->capture_default_str();
   cmd->add_flag("!--no-verify", o.verify, "do not compare outputs with the cuBLASLt default's");
