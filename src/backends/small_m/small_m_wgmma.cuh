@@ -248,6 +248,12 @@ __device__ __forceinline__ void consume_k_blocks(float (&acc)[NP / 2], int nkb, 
                                                  uint64_t* empty_bar, int stages, int wg, int lane, int& s,
                                                  uint32_t& phase, int& prev, int stage_bytes = St::kBytes,
                                                  int w_bytes = St::kWBytes, int kb_bytes = 0) {
+  // Two accumulator chains (odd k32 steps into acc2): a wgmma into one accumulator waits for the
+  // one before it, and a 64 x 8 x 32 step is short. H200, session 17: the best small_m tactic
+  // 0.8% faster over the suite at M <= 16 (1.5% on 16-32 MB weights); no spills.
+  float acc2[NP / 2];
+#pragma unroll
+  for (int i = 0; i < NP / 2; ++i) acc2[i] = 0.f;
   for (int i = 0; i < nkb; ++i) {
     mbar_wait(&full_bar[s], phase);
     if constexpr (kGenericWrites) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -255,18 +261,24 @@ __device__ __forceinline__ void consume_k_blocks(float (&acc)[NP / 2], int nkb, 
     const uint64_t da = smem_desc(base + wg * (64 * St::kKB));
     const uint64_t db = smem_desc(base + w_bytes);
     fence_acc(acc);
+    fence_acc(acc2);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
     for (int j = 0; j < kKB; ++j) {
       const uint64_t step = uint64_t(j * kb_bytes) >> 4;  // descriptors count 16-byte units
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk) wgmma<WT, AT, NP>(acc, da + step + 2 * kk, db + step + 2 * kk);  // +32 bytes of K
+      for (int kk = 0; kk < 4; kk += 2) {  // +32 bytes of K a step
+        wgmma<WT, AT, NP>(acc, da + step + 2 * kk, db + step + 2 * kk);
+        wgmma<WT, AT, NP>(acc2, da + step + 2 * kk + 2, db + step + 2 * kk + 2);
+      }
     }
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     fence_acc(acc);
+    fence_acc(acc2);
     // Keep this stage's wgmma in flight; the previous one is done: give its slot back.
     asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
     fence_acc(acc);
+    fence_acc(acc2);
     if (prev >= 0) {
       __syncwarp();
       if (lane == 0) mbar_arrive(&empty_bar[prev]);
@@ -279,6 +291,9 @@ __device__ __forceinline__ void consume_k_blocks(float (&acc)[NP / 2], int nkb, 
   }
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
   fence_acc(acc);
+  fence_acc(acc2);
+#pragma unroll
+  for (int i = 0; i < NP / 2; ++i) acc[i] += acc2[i];
 }
 
 // Writes v to output element (m, n) of the batch starting at out_base (bf16 or fp16), if it is
