@@ -119,6 +119,10 @@ struct TuneOptions {
   // inside the segment (8 probes) are kernels timed at its ends (docs/tuning.md "The adaptive
   // floor inside a segment"). Off: on the H200 (session 12) 167 -> 160 of 184 points between edges.
   bool adaptive_floor_interior = false;
+  // A challenger that beat the default by more than min_gain but not by noise_factor x the noise
+  // floor is timed again with it in a longer round, whose own noise decides (docs/tuning.md
+  // "Retiming a challenger held back by noise").
+  bool retime_in_noise = true;
   // Called after each key (done counts keys finished, of total).
   std::function<void(size_t done, size_t total, const Decision&)> progress;
 };

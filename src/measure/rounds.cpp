@@ -66,7 +66,7 @@ std::vector<size_t> pick_finalists(const std::vector<Timing>& short_round, const
 // every candidate by ~18% from one replay on; comparing the two medians then reported 16%
 // "noise" although each cycle agreed within 0.3%). The median of |t2/t1 - 1| over replays;
 // the medians' difference when the sample counts differ.
-static double paired_noise(const Timing& first, const Timing& again) {
+double paired_noise(const Timing& first, const Timing& again) {
   const auto& a = first.samples_us;
   const auto& b = again.samples_us;
   if (a.empty() || a.size() != b.size())

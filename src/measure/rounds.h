@@ -38,6 +38,11 @@ struct RoundResult {
 
 };
 
+// The noise floor from one tactic timed twice in one round-robin (`first`, then `again` later in
+// each cycle): the median over replays of |again / first - 1|, replay by replay (the medians'
+// difference when the sample counts differ).
+double paired_noise(const Timing& first, const Timing& again);
+
 // candidates[0] is the reference (default) tactic; it always reaches the full round. The short
 // round runs only when there are >= 2 challengers; the full round is one Timer::measure call
 // over [reference, finalists..., reference].

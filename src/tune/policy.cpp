@@ -10,6 +10,7 @@
 #include "core/steady_clock.h"
 #include "measure/graph_timer.h"
 #include "tune/bucket.h"
+#include "tune/retime.h"
 #include "tune/segment_ends.h"
 #include "tune/tuner.h"
 
@@ -72,6 +73,7 @@ PolicyOptions policy_options(const TuneOptions& o) {
   p.kept_floor_adapts = o.kept_floor_adapts;
   p.low_end_ties = o.low_end_ties;
   p.adaptive_floor_interior = o.adaptive_floor_interior;
+  p.retime_in_noise = o.retime_in_noise;
   return p;
 }
 
@@ -248,6 +250,26 @@ CandidateReport report_of(const Timing& t, const PointRule& rule, double toleran
                    : note};
 }
 
+// PolicyOptions::retime_in_noise: where `rule` found no winner and no challenger beyond the
+// threshold, the fastest one beyond min_gain is timed again with the reference (tune/retime.h),
+// within what is left of `budget_us` (spent here). If it wins, it becomes rule.winner. Returns
+// the challenger timed again (nullptr: none) and what happened, for its report.
+std::pair<const Timing*, std::string> retime_held_back(const Problem& q, const Timing& reference,
+                                                       const std::vector<const Timing*>& challengers,
+                                                       PointRule& rule, double& budget_us, Timer& timer,
+                                                       const PolicyOptions& o) {
+  if (!o.retime_in_noise || rule.winner || !rule.faster.empty()) return {nullptr, ""};
+  const Timing* held = held_back_by_noise(reference, challengers, o.min_gain);
+  if (!held) return {nullptr, ""};
+  const double cost = retime_cost_us(reference.median_us);
+  if (cost > budget_us) return {held, "held back by the noise floor; not timed again: over the key's budget"};
+  budget_us -= cost;
+  const Retime r = retime(q, reference.tactic, held->tactic, reference.median_us, timer, o);
+  if (r.output_diff >= 0) rule.diffs[held->tactic.name()] = r.output_diff;
+  if (r.wins) rule.winner = held;
+  return {held, "held back by the noise floor; " + r.note};
+}
+
 // Times the reference at `q` (what `auto` runs there untuned), the edge's best finalists and
 // tactics listed only at `q` ("newcomers"), as many as the budget allows, and applies the rule
 // there. nullopt when the budget does not allow the reference and one challenger.
@@ -257,7 +279,8 @@ std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vecto
                                               const std::set<std::string>& listed_at_edge,
                                               const std::optional<Tactic>& floor_here,
                                               const std::string& edge_choice, double budget_us,
-                                              double threshold, Timer& timer, const PolicyOptions& o) {
+                                              double threshold, double& retime_budget_us, Timer& timer,
+                                              const PolicyOptions& o) {
   const size_t fit = size_t(std::floor(budget_us / below_edge_cost_us(q)));
   if (fit < 2) return std::nullopt;
 
@@ -308,6 +331,7 @@ std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vecto
   std::vector<const Timing*> challengers;
   for (size_t i = 1; i < r.size(); ++i) challengers.push_back(&r[i]);
   PointRule rule = apply_rule(q, r[0], challengers, threshold, o.output_tolerance, timer);
+  const auto [retimed, retime_note] = retime_held_back(q, r[0], challengers, rule, retime_budget_us, timer, o);
   // A tie here goes to the edge's choice (PolicyOptions::samples_follow_edge): the edge measured
   // it faster beyond the threshold; here it is within the threshold but not slower.
   const Timing* follow = nullptr;
@@ -330,7 +354,8 @@ std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vecto
   s.candidates.push_back({reference.name(), "default", r[0].median_us, 0, ""});
   for (const Timing* c : challengers)
     s.candidates.push_back(report_of(*c, rule, o.output_tolerance,
-                                     c == follow ? "within the threshold of the default here; the edge's choice"
+                                     c == retimed ? retime_note
+                                     : c == follow ? "within the threshold of the default here; the edge's choice"
                                      : newcomers.count(c->tactic.name()) ? "listed at this M, not at the edge"
                                                                          : ""));
   return s;
@@ -437,8 +462,14 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
   // The edge: the plain rule over the full round.
   std::vector<const Timing*> finalists;
   for (const Timing& t : rr.finalists) finalists.push_back(&t);
-  const PointRule edge = apply_rule(problem, rr.reference, finalists, d.threshold, o.output_tolerance, timer);
-  for (const Timing& t : rr.finalists) d.candidates.push_back(report_of(t, edge, o.output_tolerance, ""));
+  PointRule edge = apply_rule(problem, rr.reference, finalists, d.threshold, o.output_tolerance, timer);
+  // Retimes (PolicyOptions::retime_in_noise) at the edge and the samples share a quarter of the
+  // key budget.
+  double retime_budget_us = 0.25 * o.key_budget_ms * 1e3;
+  const auto [retimed, retime_note] =
+      retime_held_back(problem, rr.reference, finalists, edge, retime_budget_us, timer, o);
+  for (const Timing& t : rr.finalists)
+    d.candidates.push_back(report_of(t, edge, o.output_tolerance, &t == retimed ? retime_note : ""));
   for (CandidateReport& c : d.candidates)  // how far the short round's ranking can be trusted
     if (c.status != "pruned" && c.status != "skipped" && rr.short_us.count(c.tactic)) c.short_us = rr.short_us.at(c.tactic);
   if (edge.winner) {
@@ -489,7 +520,8 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
         if (!floor_q.empty() && floor_q != fixed_floor(backends, problem, start)) floor_here = Tactic::parse(floor_q);
       }
       if (auto s = decide_at_sample(q, backends, reference, from_edge, pruned_at_edge, listed_at_edge, floor_here,
-                                    edge.winner ? d.choice : std::string(), budget_us, d.threshold, timer, o)) {
+                                    edge.winner ? d.choice : std::string(), budget_us, d.threshold,
+                                    retime_budget_us, timer, o)) {
         d.sampled_ms.push_back(q.m);
         covered = reach_of(q, s->tactic, backends);
         segments.push_back(std::move(*s));
@@ -530,6 +562,10 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
                                                  std::to_string(s.sampled_m) + ")");
   }
   below = edge_note + below;
+  if (edge.winner && edge.winner == retimed)
+    return finish(retimed->tactic.name() + " is " + percent(1.0 - retimed->median_us / d.default_us) +
+                  " faster than the default (" + us(retimed->median_us) + " vs " + us(d.default_us) + "), within " +
+                  rule + "; " + retime_note + below);
   if (edge.winner)
     return finish(edge.winner->tactic.name() + " is " + percent(1.0 - edge.winner->median_us / d.default_us) +
                   " faster than the default (" + us(edge.winner->median_us) + " vs " + us(d.default_us) + "), beyond " +
@@ -542,7 +578,7 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
     if (t.ok && (!best || t.median_us < best->median_us)) best = &t;
   if (!best) return finish("kept the default: no challenger survived the short round" + below);
   return finish("kept the default: the best challenger " + best->tactic.name() + " (" + us(best->median_us) +
-                ") is not faster by more than " + rule + below);
+                ") is not faster by more than " + rule + (retimed ? "; " + retime_note : std::string()) + below);
 }
 
 }  // namespace fp8gemm::tuning

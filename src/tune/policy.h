@@ -74,6 +74,12 @@ struct PolicyOptions {
   // (2816, 3072] at 2817, and at M=3000 ran a 256x160 tile 1.15x the best). Off here and in
   // TuneOptions: on the H200 (session 12) 167 -> 160 of 184 points between edges, max 1.096 -> 1.216.
   bool adaptive_floor_interior = false;
+  // Where the rule at the edge or at a sampled M keeps the default only because the noise floor
+  // was high (the best challenger faster by more than min_gain, not by noise_factor x noise),
+  // that challenger is timed again with the default in a longer round (tune/retime.h), whose own
+  // noise sets the threshold; it wins if it is faster beyond that and its output matches. At
+  // most a quarter of the key budget goes to these. Off here, on through TuneOptions.
+  bool retime_in_noise = false;
   // Tactics a backend lists at a sampled M but not at the edge (cuBLASLt's heuristic answers
   // per M) also timed there, at most this many per M; 0: only the edge's candidates compete.
   int sample_newcomers = 4;

@@ -85,6 +85,8 @@ class FakeTimer : public Timer {
   // (tactic, replay index, value) -> distorted value
   std::function<double(const std::string&, int, double)> sample;
   double reference_repeat_scale = 1.0;  // the last entry of a candidate list that repeats the first
+  // If set: that scale per measure() call, by its options (e.g. noise in some rounds only).
+  std::function<double(const MeasureOptions&)> repeat_scale_for;
   double* clock_ms = nullptr;           // advanced by replays * calls * time
   int measure_calls = 0, compare_calls = 0;
   std::vector<std::vector<Tactic>> measured;
@@ -111,7 +113,8 @@ class FakeTimer : public Timer {
       t.ok = true;
       double base = true_us.at(name);
       if (at_m) base = at_m(name, p.m, base);
-      if (i + 1 == c.size() && c.size() > 1 && c[i] == c[0]) base *= reference_repeat_scale;
+      if (i + 1 == c.size() && c.size() > 1 && c[i] == c[0])
+        base *= repeat_scale_for ? repeat_scale_for(o) : reference_repeat_scale;
       for (int r = 0; r < o.replays; ++r) t.samples_us.push_back(sample ? sample(name, r, base) : base);
       std::vector<double> s = t.samples_us;
       std::sort(s.begin(), s.end());

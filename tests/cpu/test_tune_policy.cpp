@@ -653,6 +653,88 @@ TEST_F(PolicyTest, ChallengerInsideNoiseFloorKeepsDefault) {
   EXPECT_EQ(d.choice, "cutlass:c1");
 }
 
+// PolicyOptions::retime_in_noise. The rounds see 4% noise (threshold 8%), the longer retime
+// round (7 replays, calls of >= 300 us a replay) none.
+struct RetimeTest : PolicyTest {
+  static bool is_retime(const MeasureOptions& o) { return o.replays == 7 && o.calls_per_replay >= 30; }
+  void SetUp() override {
+    PolicyTest::SetUp();
+    timer.repeat_scale_for = [](const MeasureOptions& o) { return is_retime(o) ? 1.0 : 1.04; };
+  }
+  PolicyOptions on() {
+    PolicyOptions o;
+    o.retime_in_noise = true;
+    return o;
+  }
+  // The measure() calls that timed [default, challenger, default] as a retime.
+  int retimes(const std::string& challenger) const {
+    int n = 0;
+    for (const auto& list : timer.measured)
+      n += list.size() == 3 && list[0] == def && list[2] == def && list[1].name() == challenger;
+    return n;
+  }
+};
+
+TEST(PolicyOptionsTest, RetimeInNoiseIsOnByDefaultForTuning) {
+  EXPECT_FALSE(PolicyOptions{}.retime_in_noise);
+  EXPECT_TRUE(TuneOptions{}.retime_in_noise);
+  EXPECT_TRUE(tuning::policy_options(TuneOptions{}).retime_in_noise);
+}
+
+TEST_F(RetimeTest, AChallengerHeldBackByNoiseWinsWhenTheLongerRoundIsQuiet) {
+  timer.true_us["cutlass:c1"] = 9.4;  // 6% faster: inside 2x 4% noise
+  EXPECT_EQ(run().choice, "cublaslt:heur");  // off: held back
+  EXPECT_EQ(retimes("cutlass:c1"), 0);
+
+  const Decision d = run(on());
+  EXPECT_EQ(d.choice, "cutlass:c1");
+  EXPECT_NEAR(d.threshold, 0.08, 1e-9);  // the round's rule is unchanged
+  EXPECT_NE(d.reason.find("within"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("timed again"), std::string::npos) << d.reason;
+  EXPECT_NE(find(d, "cutlass:c1")->note.find("it wins"), std::string::npos) << find(d, "cutlass:c1")->note;
+  // At the edge and at both sampled M, each within the quarter of the key budget (3 x 7.2 ms).
+  EXPECT_EQ(retimes("cutlass:c1"), 3);
+  ASSERT_EQ(d.segments.size(), 1u);
+  EXPECT_EQ(d.segments[0].tactic, "cutlass:c1");
+}
+
+TEST_F(RetimeTest, ANoisyLongerRoundStillHoldsItBack) {
+  timer.true_us["cutlass:c1"] = 9.4;
+  timer.repeat_scale_for = nullptr;
+  timer.reference_repeat_scale = 1.04;  // as noisy in the retime
+  const Decision d = run(on());
+  EXPECT_EQ(d.choice, "cublaslt:heur");
+  EXPECT_GE(retimes("cutlass:c1"), 1);
+  EXPECT_NE(d.reason.find("not beyond"), std::string::npos) << d.reason;
+}
+
+TEST_F(RetimeTest, ItsOutputIsCheckedBeforeItMayWin) {
+  timer.true_us["cutlass:c1"] = 9.4;
+  timer.output_diff["cutlass:c1"] = 0.5;
+  const Decision d = run(on());
+  EXPECT_EQ(d.choice, "cublaslt:heur");
+  EXPECT_EQ(find(d, "cutlass:c1")->status, "mismatch");
+  EXPECT_NE(find(d, "cutlass:c1")->note.find("differs"), std::string::npos);
+}
+
+TEST_F(RetimeTest, NothingIsRetimedInsideTheMinimumGainOrBeyondTheThreshold) {
+  timer.true_us["cutlass:c1"] = 9.9;  // 1%: inside min_gain
+  EXPECT_EQ(run(on()).choice, "cublaslt:heur");
+  EXPECT_EQ(retimes("cutlass:c1"), 0);
+  timer.true_us["cutlass:c1"] = 9.0;  // 10%: beyond the threshold, the rule alone decides
+  EXPECT_EQ(run(on()).choice, "cutlass:c1");
+  EXPECT_EQ(retimes("cutlass:c1"), 0);
+}
+
+TEST_F(RetimeTest, ARetimeOverTheKeysBudgetIsSkippedAndSaysSo) {
+  for (auto& [name, us] : timer.true_us) us *= 400;  // 4 ms calls: a retime would take ~290 ms
+  timer.true_us["cutlass:c1"] = 9.4 * 400;
+  const Decision d = run(on(), problem(4096));
+  EXPECT_EQ(d.choice, "cublaslt:heur");
+  EXPECT_EQ(retimes("cutlass:c1"), 0);
+  EXPECT_NE(find(d, "cutlass:c1")->note.find("over the key's budget"), std::string::npos);
+}
+
 TEST_F(PolicyTest, TiesAreResolvedByCandidateOrderNotByChance) {
   timer.true_us["cublaslt:h1"] = 8;
   timer.true_us["cutlass:c1"] = 8;

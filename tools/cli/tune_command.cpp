@@ -40,6 +40,7 @@ struct TuneCliOptions {
   bool samples_follow_edge = false;
   bool kept_floor_adapts = true;
   bool low_end_ties = false;
+  bool retime_in_noise = true;
   bool adaptive_floor_interior = false;
   bool retune = false;
 };
@@ -129,6 +130,7 @@ void run_tune(const TuneCliOptions& o) {
   to.samples_follow_edge = o.samples_follow_edge;
   to.kept_floor_adapts = o.kept_floor_adapts;
   to.low_end_ties = o.low_end_ties;
+  to.retime_in_noise = o.retime_in_noise;
   to.adaptive_floor_interior = o.adaptive_floor_interior;
   to.retune = o.retune;
   for (const std::string& b : o.backends) to.backends.push_back(canonical_backend_name(b));
@@ -199,6 +201,9 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_flag("--adaptive-floor-interior,!--no-adaptive-floor-interior", o.adaptive_floor_interior,
                 "the adaptive floor competes at a segment's lowest M only where the heuristic's answers inside the "
                 "segment are kernels timed at its ends (default off)");
+  cmd->add_flag("--retime-in-noise,!--no-retime-in-noise", o.retime_in_noise,
+                "a challenger held back only by a high noise floor is timed again with the default in a longer "
+                "round, which decides (default on)");
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });

@@ -1,0 +1,85 @@
+#include "tune/retime.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "measure/rounds.h"
+
+namespace fp8gemm::tuning {
+
+namespace {
+
+// Longer replays than a round's (20 calls, ~90 us at 4.5 us a call): at 3-6 us calls the H200's
+// full rounds had a median noise floor of 1.4% and up to 4.4%, which holds back any challenger
+// less than 2.8-8.8% faster (session 16's whole-suite tune; 8192x1024 at M=48: CUTLASS 64x128
+// PDL 4.5% faster than the default against a threshold of 6.7%). 7.2 ms for short calls: three
+// retimes (the edge and two samples) fit a quarter of the default key budget.
+constexpr double kReplayUs = 300;
+constexpr int kReplays = 7;
+
+MeasureOptions retime_round(double call_us) {
+  const double calls = std::clamp(std::ceil(kReplayUs / std::max(call_us, 0.1)), 3.0, 200.0);
+  return MeasureOptions{int(calls), kReplays, 1};
+}
+
+std::string fmt(const char* f, double a, double b, double c, double d) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, f, a, b, c, d);
+  return buf;
+}
+
+}  // namespace
+
+const Timing* held_back_by_noise(const Timing& reference, const std::vector<const Timing*>& challengers,
+                                 double min_gain) {
+  if (!reference.ok) return nullptr;
+  const Timing* best = nullptr;
+  for (const Timing* t : challengers)
+    if (t->ok && t->median_us < reference.median_us * (1.0 - min_gain) && (!best || t->median_us < best->median_us))
+      best = t;
+  return best;
+}
+
+double retime_cost_us(double call_us) {
+  const MeasureOptions r = retime_round(call_us);
+  return 3.0 * double(r.replays + r.warmup_replays) * r.calls_per_replay * call_us;
+}
+
+Retime retime(const Problem& q, const Tactic& reference, const Tactic& challenger, double call_us, Timer& timer,
+              const PolicyOptions& o) {
+  Retime r;
+  const MeasureOptions round = retime_round(call_us);
+  std::vector<Timing> t;
+  try {
+    t = timer.measure(q, {reference, challenger, reference}, round);
+  } catch (const std::exception&) {
+    r.note = "timed again: the round failed";
+    return r;
+  }
+  if (t.size() != 3 || !t[0].ok || !t[1].ok || !t[2].ok || !(t[0].median_us > 0)) {
+    r.note = "timed again: a tactic failed";
+    return r;
+  }
+  r.ran = true;
+  // The faster of the default's two timings: the challenger must beat the default's best.
+  r.reference_us = std::min(t[0].median_us, t[2].median_us);
+  r.challenger_us = t[1].median_us;
+  r.noise = paired_noise(t[0], t[2]);
+  r.threshold = std::max(o.min_gain, o.noise_factor * r.noise);
+  const std::string head = "timed again with the default, " + std::to_string(round.replays) + " replays of " +
+                           std::to_string(round.calls_per_replay) + " calls: ";
+  const std::string times = fmt("%.4g us against %.4g, %.3g%% faster; noise %.3g%%", r.challenger_us,
+                                r.reference_us, 100 * (1 - r.challenger_us / r.reference_us), 100 * r.noise);
+  if (!(r.challenger_us < r.reference_us * (1.0 - r.threshold))) {
+    r.note = head + times + ", not beyond " + fmt("%.3g%%", 100 * r.threshold, 0, 0, 0);
+    return r;
+  }
+  r.output_diff = output_diff(timer, q, reference, challenger);
+  r.wins = r.output_diff <= o.output_tolerance;  // NaN fails this comparison too
+  r.note = head + times + ", beyond " + fmt("%.3g%%", 100 * r.threshold, 0, 0, 0) +
+           (r.wins ? "; output matches: it wins" : "; its output differs from the default's");
+  return r;
+}
+
+}  // namespace fp8gemm::tuning
