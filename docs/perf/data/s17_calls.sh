@@ -149,3 +149,53 @@ s=$SECONDS; timeout 80 $B/fp8gemm bench --model all --m 3,12,40,100,200,300,700,
 for f in untuned_small untuned_between; do echo "== $f"; python3 .gpu/auto_regret.py --worst 3 $R/$f.csv | sed -n '1,6p;/worst/,$p'; done
 cd $OUT && tar czf r.tgz r && rm -rf r
 # ==== call 3: bash scripts/gpu_tune_ab.sh .gpu/bin "" "--no-retime-in-noise"
+# ==== .gpu/s17_call6.sh
+#!/usr/bin/env bash
+# Session 17 call 6: kblocks=8 (TMA weights) for fitted rows of one warpgroup. SmallM GPU tests;
+# named tactics, old (07bea98) and new, alternating, twice.
+cd "$(dirname "$0")/.."
+B=.gpu/bin; unset FP8GEMM_CACHE FP8GEMM_TUNE
+R=$OUT/r; mkdir -p $R
+xz -dk .gpu/old/fp8gemm.xz 2>/dev/null; chmod +x .gpu/old/fp8gemm
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+s=$SECONDS; timeout 150 $B/fp8gemm_gpu_tests --gtest_filter='SmallM.*' > $R/gtest_smallm.txt 2>&1
+echo "gtest SmallM rc=$? $((SECONDS-s))s $(grep -E '^\[  (PASSED|FAILED)' $R/gtest_smallm.txt | tr '\n' ' ')"
+grep -E "^\[  FAILED|Failure" -A4 $R/gtest_smallm.txt | head -20
+t() { for x in "$@"; do printf -- "--add-tactic small_m:wgmma,%s " "$x"; done; }
+run() {  # $1 label $2 shape $3 M list, rest: tactics (kblocks=8 ones only on new)
+  local lab=$1 shape=$2 ms=$3; shift 3
+  for r in a b; do for v in old new; do
+    F=$B/fp8gemm; [ $v = old ] && F=.gpu/old/fp8gemm
+    local list=(); for x in "$@"; do [ $v = old ] && [[ $x == *kblocks=8* ]] && continue; list+=("$x"); done
+    timeout 60 $F bench --shape $shape --m $ms --backend small_m --tactics default --replays 9 $(t "${list[@]}") \
+      --json $R/${lab}_${v}_$r.json > $R/${lab}_${v}_$r.log 2>&1 || echo "$lab $v $r rc=$?"
+  done; done
+  grep -iE "cannot run" $R/${lab}_new_a.log | head -3
+}
+run nano9down 4480,15680 1,2,8,16 rows=34,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=4,wload=cp rows=34,splitk=1,stages=5,l2pf=0,pdl=1,kblocks=4,wload=cp \
+  rows=34,splitk=1,stages=9,l2pf=0,pdl=1,kblocks=4 rows=34,splitk=1,stages=4,l2pf=0,pdl=1,kblocks=8 rows=34,splitk=1,stages=3,l2pf=0,pdl=1,kblocks=8 \
+  rows=34,splitk=1,stages=4,l2pf=0,pdl=1,early=2,kblocks=8
+run superqkv 4608,4096 1,8,16 rows=35,splitk=1,stages=9,l2pf=0,pdl=1,early=4,kblocks=4 rows=32,splitk=1,stages=6,l2pf=0,pdl=2 \
+  rows=35,splitk=1,stages=4,l2pf=0,pdl=1,kblocks=8 rows=35,splitk=1,stages=4,l2pf=0,pdl=1,early=2,kblocks=8 rows=35,splitk=1,stages=4,l2pf=0,pdl=2,early=2,kblocks=8 \
+  rows=35,splitk=1,stages=3,l2pf=0,pdl=1,early=1,kblocks=8
+run shdown 4096,5376 1,16 rows=32,splitk=1,stages=11,l2pf=0,pdl=1 rows=32,splitk=1,stages=7,l2pf=0,pdl=2 \
+  rows=32,splitk=1,stages=9,l2pf=0,pdl=2,wload=cp
+run l70qkv_inproj 10240,8192 16 rows=78,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=2,wload=cp rows=39,splitk=1,stages=12,l2pf=0,pdl=1,wload=cp \
+  rows=39,splitk=1,stages=4,l2pf=0,pdl=1,kblocks=8
+run nemoH8bdown 4096,21504 2 rows=32,splitk=1,stages=16,l2pf=0,pdl=1 rows=32,splitk=1,stages=16,l2pf=0,pdl=1,wload=cp
+python3 - $R <<'PY'
+import json, sys, glob, collections, os
+t = collections.defaultdict(dict)
+for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
+  lab = os.path.basename(f)[:-5]; parts = lab.split("_"); v = parts[-2] + parts[-1]
+  for p in json.load(open(f))["points"]:
+    for x in p["timings"]:
+      if len(x["samples_us"]) > 1 or not x["ok"]:
+        t[(f'{p["N"]}x{p["K"]}', p["M"], x["tactic"][8:])][v] = x["median_us"] if x["ok"] else -1
+for (s, m, n), v in sorted(t.items()):
+  if n.startswith("lt:"): continue
+  fl = int(s.split("x")[0]) * int(s.split("x")[1]) / 4.5e12 * 1e6
+  nw = min([v.get(k, 1e9) for k in ("newa", "newb") if v.get(k, 0) > 0] or [0])
+  print(f"{s:11} {m:2} {n[6:72]:64} " + " ".join(f"{k}={v[k]:6.2f}" for k in sorted(v)) + (f"  hbm(new)={fl/nw:.3f}" if nw else ""))
+PY
+cd $OUT && tar czf r.tgz r && rm -rf r
