@@ -23,9 +23,15 @@ MeasureOptions retime_round(double call_us) {
   return MeasureOptions{int(calls), kReplays, 1};
 }
 
-std::string fmt(const char* f, double a, double b, double c, double d) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, f, a, b, c, d);
+std::string pct(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g%%", 100 * fraction);
+  return buf;
+}
+
+std::string us(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g us", x);
   return buf;
 }
 
@@ -69,15 +75,15 @@ Retime retime(const Problem& q, const Tactic& reference, const Tactic& challenge
   r.threshold = std::max(o.min_gain, o.noise_factor * r.noise);
   const std::string head = "timed again with the default, " + std::to_string(round.replays) + " replays of " +
                            std::to_string(round.calls_per_replay) + " calls: ";
-  const std::string times = fmt("%.4g us against %.4g, %.3g%% faster; noise %.3g%%", r.challenger_us,
-                                r.reference_us, 100 * (1 - r.challenger_us / r.reference_us), 100 * r.noise);
+  const std::string times = us(r.challenger_us) + " against " + us(r.reference_us) + ", " +
+                            pct(1 - r.challenger_us / r.reference_us) + " faster; noise " + pct(r.noise);
   if (!(r.challenger_us < r.reference_us * (1.0 - r.threshold))) {
-    r.note = head + times + ", not beyond " + fmt("%.3g%%", 100 * r.threshold, 0, 0, 0);
+    r.note = head + times + ", not beyond " + pct(r.threshold);
     return r;
   }
   r.output_diff = output_diff(timer, q, reference, challenger);
   r.wins = r.output_diff <= o.output_tolerance;  // NaN fails this comparison too
-  r.note = head + times + ", beyond " + fmt("%.3g%%", 100 * r.threshold, 0, 0, 0) +
+  r.note = head + times + ", beyond " + pct(r.threshold) +
            (r.wins ? "; output matches: it wins" : "; its output differs from the default's");
   return r;
 }
