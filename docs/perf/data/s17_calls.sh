@@ -199,3 +199,4 @@ for (s, m, n), v in sorted(t.items()):
   print(f"{s:11} {m:2} {n[6:72]:64} " + " ".join(f"{k}={v[k]:6.2f}" for k in sorted(v)) + (f"  hbm(new)={fl/nw:.3f}" if nw else ""))
 PY
 cd $OUT && tar czf r.tgz r && rm -rf r
+# ==== call 7: OUT=$OUT/acc bash scripts/gpu_acceptance.sh .gpu/bin tune (then auto_regret.py --by-m on auto_suite.csv and auto_between.csv)
