@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """How far `auto` is from the best tactic, from `fp8gemm bench --tactics all --csv` files.
 
-    scripts/auto_regret.py bench.csv [more.csv ...] [--worst 10] [--by-m]
+    scripts/auto_regret.py bench.csv [more.csv ...] [--worst 10] [--by-m] [--against other.csv]
 
 regret = auto_us / min(auto_us, every <backend>_best_us, cublaslt_default_us) at each point, all
 timed in one round-robin run; 1.000 means auto ran the fastest tactic measured. Prints geomean,
 max and the count of points <= 1.03 per M range, then the worst points (issue 5's targets:
-<= 1.03 at every point, geomean <= 1.01).
+<= 1.03 at every point, geomean <= 1.01). --against compares point by point with another run of
+the same points (e.g. another tune, or untuned auto): which points moved into 1.03 and which out
+of it, since two runs' counts can agree while different points miss.
 """
 import argparse
 import csv
@@ -30,15 +32,10 @@ def m_range(m):
     return "M<=64" if m <= 64 else "64<M<=256" if m <= 256 else "M>256"
 
 
-def main():
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet when piped into head
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("csv", nargs="+")
-    ap.add_argument("--worst", type=int, default=10, help="list this many worst points")
-    ap.add_argument("--by-m", action="store_true", help="also one line per M value")
-    args = ap.parse_args()
+def load(paths):
+    """(regret, shape, M, auto tactic, best tactic) of every point with an auto time."""
     points = []
-    for path in args.csv:
+    for path in paths:
         with open(path, newline="") as f:
             for r in csv.DictReader(f):
                 auto = num(r, "auto_us")
@@ -49,6 +46,38 @@ def main():
                 best = min([auto] + [t for t in times if t == t])
                 points.append((auto / best, r["shape"], int(r["M"]), r.get("auto_tactic", ""),
                                r.get(best_key.replace("_us", "_tactic"), "")))
+    return points
+
+
+def print_against(points, other_path):
+    other = {(p[1], p[2]): p for p in load([other_path])}
+    into, out_of = [], []
+    for p in points:
+        o = other.get((p[1], p[2]))
+        if o and p[0] <= 1.03 < o[0]:
+            into.append((p, o))
+        elif o and o[0] <= 1.03 < p[0]:
+            out_of.append((p, o))
+    common = sum((p[1], p[2]) in other for p in points)
+    # A point whose auto ran the same tactic in both runs moved by measurement alone.
+    same = sum(p[3] == o[3] for p, o in into + out_of)
+    print(f"\nagainst {other_path} ({common} common points): {len(into)} moved into 1.03, {len(out_of)} out of it"
+          f" ({same} of them with the same auto tactic in both runs)")
+    for label, rows in (("into", into), ("out of", out_of)):
+        for p, o in sorted(rows, key=lambda x: (x[0][1], x[0][2])):
+            was = "the same tactic" if p[3] == o[3] else f"was {o[3]}"
+            print(f"  {label:6} {p[1]} M={p[2]}  {o[0]:.3f} -> {p[0]:.3f}  auto={p[3]}  ({was})")
+
+
+def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet when piped into head
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("csv", nargs="+")
+    ap.add_argument("--worst", type=int, default=10, help="list this many worst points")
+    ap.add_argument("--by-m", action="store_true", help="also one line per M value")
+    ap.add_argument("--against", metavar="OTHER_CSV", help="points that moved into or out of 1.03 against this run")
+    args = ap.parse_args()
+    points = load(args.csv)
     print(f"{'range':10} {'points':>6} {'geomean':>8} {'max':>7} {'<=1.03':>7}")
     for label in ("M<=64", "64<M<=256", "M>256", "all"):
         sel = [p[0] for p in points if label == "all" or m_range(p[2]) == label]
@@ -62,6 +91,8 @@ def main():
     print(f"\nworst {args.worst}:")
     for reg, shape, m, auto_t, best_t in sorted(points, reverse=True)[: args.worst]:
         print(f"  {reg:.3f} {shape} M={m}  auto={auto_t}  best={best_t}")
+    if args.against:
+        print_against(points, args.against)
 
 
 if __name__ == "__main__":
