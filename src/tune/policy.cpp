@@ -5,32 +5,18 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include "core/steady_clock.h"
 #include "measure/graph_timer.h"
 #include "tune/bucket.h"
 #include "tune/retime.h"
 #include "tune/segment_ends.h"
+#include "tune/text.h"
 #include "tune/tuner.h"
 
 namespace fp8gemm::tuning {
 
 namespace {
-
-std::string percent(double x) {
-  std::ostringstream os;
-  os.precision(3);
-  os << x * 100 << "%";
-  return os.str();
-}
-
-std::string us(double x) {
-  std::ostringstream os;
-  os.precision(4);
-  os << x << " us";
-  return os.str();
-}
 
 bool allowed(const std::string& backend, const std::vector<std::string>& only) {
   return only.empty() || std::find(only.begin(), only.end(), backend) != only.end();

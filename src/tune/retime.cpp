@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "measure/rounds.h"
+#include "tune/text.h"
 
 namespace fp8gemm::tuning {
 
@@ -21,18 +21,6 @@ constexpr int kReplays = 7;
 MeasureOptions retime_round(double call_us) {
   const double calls = std::clamp(std::ceil(kReplayUs / std::max(call_us, 0.1)), 3.0, 200.0);
   return MeasureOptions{int(calls), kReplays, 1};
-}
-
-std::string pct(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g%%", 100 * fraction);
-  return buf;
-}
-
-std::string us(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g us", x);
-  return buf;
 }
 
 }  // namespace
@@ -76,14 +64,14 @@ Retime retime(const Problem& q, const Tactic& reference, const Tactic& challenge
   const std::string head = "timed again with the default, " + std::to_string(round.replays) + " replays of " +
                            std::to_string(round.calls_per_replay) + " calls: ";
   const std::string times = us(r.challenger_us) + " against " + us(r.reference_us) + ", " +
-                            pct(1 - r.challenger_us / r.reference_us) + " faster; noise " + pct(r.noise);
+                            percent(1 - r.challenger_us / r.reference_us) + " faster; noise " + percent(r.noise);
   if (!(r.challenger_us < r.reference_us * (1.0 - r.threshold))) {
-    r.note = head + times + ", not beyond " + pct(r.threshold);
+    r.note = head + times + ", not beyond " + percent(r.threshold);
     return r;
   }
   r.output_diff = output_diff(timer, q, reference, challenger);
   r.wins = r.output_diff <= o.output_tolerance;  // NaN fails this comparison too
-  r.note = head + times + ", beyond " + pct(r.threshold) +
+  r.note = head + times + ", beyond " + percent(r.threshold) +
            (r.wins ? "; output matches: it wins" : "; its output differs from the default's");
   return r;
 }
