@@ -163,6 +163,17 @@ void print_point(std::ostream& os, const BenchPoint& point, bool header) {
                     "-", "-", noise.c_str(), e.tactic.empty() ? "failed" : e.tactic.c_str(), e.note.c_str());
     os << line;
   }
+  if (point.confirm.ran) {
+    const AutoConfirm& c = point.confirm;
+    std::snprintf(line, sizeof line,
+                  "    auto against the best, timed again (%d replays of %d calls): %.3f (%.2f us against %.2f us, "
+                  "noise %.1f%%; best %s)\n",
+                  c.replays, c.calls_per_replay, c.regret(), c.auto_us, c.best_us, 100.0 * c.noise,
+                  c.best_tactic.c_str());
+    os << line;
+  } else if (!point.confirm.note.empty()) {
+    os << "    auto against the best, not timed again: " << point.confirm.note << "\n";
+  }
   for (const std::string& note : point.notes) os << "    note: " << note << "\n";
 }
 
@@ -193,10 +204,14 @@ void print_geomeans(std::ostream& os, const std::vector<BenchPoint>& points) {
 
 void write_csv(std::ostream& os, const std::vector<BenchPoint>& points) {
   const std::vector<std::string> labels = all_labels(points);
+  // The confirm columns appear when any point tried it (bench --no-confirm-auto: none).
+  const bool confirm = std::any_of(points.begin(), points.end(),
+                                   [](const BenchPoint& p) { return p.confirm.ran || !p.confirm.note.empty(); });
   os << "shape,batch,M,N,K,dtypes,noise";
   for (const std::string& l : labels)
     os << "," << l << "_us," << l << "_tflops," << l << "_gbps," << l << "_roofline_pct," << l << "_ratio," << l
        << "_tactic";
+  if (confirm) os << ",confirm_best_tactic,confirm_auto_us,confirm_best_us,confirm_noise,confirm_regret";
   os << "\n";
   for (const BenchPoint& p : points) {
     const Problem& q = p.problem;
@@ -211,6 +226,15 @@ void write_csv(std::ostream& os, const std::vector<BenchPoint>& points) {
       const EntryMetrics m = metrics_of(p, *e);
       os << "," << format("%.3f", e->us) << "," << format("%.1f", m.tflops) << "," << format("%.0f", m.gbps) << ","
          << format("%.1f", m.roofline_pct) << "," << format("%.4f", m.ratio) << "," << csv_quote(e->tactic);
+    }
+    if (confirm) {
+      const AutoConfirm& c = p.confirm;
+      os << "," << csv_quote(c.best_tactic);
+      if (c.ran)
+        os << "," << format("%.3f", c.auto_us) << "," << format("%.3f", c.best_us) << "," << format("%.4f", c.noise)
+           << "," << format("%.4f", c.regret());
+      else
+        os << ",,,,";
     }
     os << "\n";
   }
@@ -244,7 +268,13 @@ void write_json(std::ostream& os, const std::vector<BenchPoint>& points) {
       for (size_t s = 0; s < t.samples_us.size(); ++s) os << (s ? ", " : "") << json_number(t.samples_us[s]);
       os << "]}";
     }
-    os << "],\n     \"notes\": [";
+    const AutoConfirm& c = p.confirm;
+    os << "],\n     \"confirm\": {\"ran\": " << (c.ran ? "true" : "false")
+       << ", \"best_tactic\": " << json_string(c.best_tactic) << ", \"auto_us\": " << json_number(c.auto_us)
+       << ", \"best_us\": " << json_number(c.best_us) << ", \"noise\": " << json_number(c.noise)
+       << ", \"regret\": " << json_number(c.regret()) << ", \"calls_per_replay\": " << c.calls_per_replay
+       << ", \"replays\": " << c.replays << ", \"note\": " << json_string(c.note) << "}";
+    os << ",\n     \"notes\": [";
     for (size_t j = 0; j < p.notes.size(); ++j) os << (j ? ", " : "") << json_string(p.notes[j]);
     os << "]}";
   }

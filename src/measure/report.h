@@ -28,6 +28,20 @@ struct BenchEntry {
   std::string note;    // why not ok, or a remark ("pruned in the short round")
 };
 
+// `auto` against the fastest other tactic of the point, timed again head to head (confirm_auto,
+// measure/confirm.h). The first pass's best is the fastest of many noisy medians, which is
+// biased low; this round's is not.
+struct AutoConfirm {
+  bool ran = false;
+  std::string best_tactic;         // the fastest entry of the first pass whose tactic is not auto's
+  double auto_us = 0, best_us = 0;  // this round's, each the mean of its two timings
+  double noise = 0;                // the larger of the two tactics' paired noise in this round
+  int calls_per_replay = 0, replays = 0;
+  std::string note;                // why it did not run, when it did not
+  // auto_us / min(auto_us, best_us); NaN when it did not run.
+  double regret() const;
+};
+
 struct BenchPoint {
   std::string shape;
   Problem problem;
@@ -35,6 +49,7 @@ struct BenchPoint {
   std::vector<BenchEntry> entries;  // entries[0] is the cuBLASLt default: the ratios' reference
   std::vector<Timing> timings;      // every candidate's timing (finalists: full round; others: short)
   std::vector<std::string> notes;   // skipped backends, failed verifications, ...
+  AutoConfirm confirm;
 };
 
 struct EntryMetrics {

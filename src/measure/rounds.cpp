@@ -77,6 +77,11 @@ double paired_noise(const Timing& first, const Timing& again) {
   return dev[dev.size() / 2];
 }
 
+MeasureOptions long_replays(double call_us, int replays, double replay_us) {
+  const double calls = std::clamp(std::ceil(replay_us / std::max(call_us, 0.1)), 3.0, 200.0);
+  return MeasureOptions{int(calls), replays, 1};
+}
+
 RoundResult measure_in_rounds(Timer& timer, const Problem& p, const std::vector<Tactic>& candidates,
                               const RoundOptions& options) {
   FP8GEMM_REQUIRE(!candidates.empty(), kInvalidArgument,

@@ -10,18 +10,14 @@ namespace fp8gemm::tuning {
 
 namespace {
 
-// Longer replays than a round's (20 calls, ~90 us at 4.5 us a call): at 3-6 us calls the H200's
+// Longer replays than a round's (long_replays: >= 300 us each): at 3-6 us calls the H200's
 // full rounds had a median noise floor of 1.4% and up to 4.4%, which holds back any challenger
 // less than 2.8-8.8% faster (session 16's whole-suite tune; 8192x1024 at M=48: CUTLASS 64x128
 // PDL 4.5% faster than the default against a threshold of 6.7%). 7.2 ms for short calls: three
 // retimes (the edge and two samples) fit a quarter of the default key budget.
-constexpr double kReplayUs = 300;
 constexpr int kReplays = 7;
 
-MeasureOptions retime_round(double call_us) {
-  const double calls = std::clamp(std::ceil(kReplayUs / std::max(call_us, 0.1)), 3.0, 200.0);
-  return MeasureOptions{int(calls), kReplays, 1};
-}
+MeasureOptions retime_round(double call_us) { return long_replays(call_us, kReplays); }
 
 }  // namespace
 

@@ -40,6 +40,25 @@ def main():
         errors.append("s1 M=2 should have moved out of 1.03 with the same tactic")
     if "s2 M=1  1.0" in out:
         errors.append("s2 M=1 did not move and must not be listed")
+    # A bench that timed auto and the fastest other tactic again: that round's regret is the
+    # point's, the first pass's is shown beside it, and --first-pass ignores it.
+    confirm_header = HEADER.rstrip("\n") + ",confirm_best_tactic,confirm_auto_us,confirm_best_us,confirm_noise,confirm_regret\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        c = os.path.join(tmp, "c.csv")
+        with open(c, "w") as f:  # first pass 1.100 -> 1.010 timed again; 1.000 (not timed again)
+            f.write(confirm_header + row("s1", 2, 11, 10, 11, "z").rstrip("\n") + ",cutlass:c,10.1,10.0,0.002,1.0100\n"
+                    + row("s2", 1, 10, 12, 10, "w").rstrip("\n") + ",,,,,\n")
+        out = subprocess.run([sys.executable, script, c], check=True, capture_output=True, text=True).stdout
+        first = subprocess.run([sys.executable, script, c, "--first-pass"], check=True, capture_output=True,
+                               text=True).stdout
+    if not re.search(r"first pass.*\n.*\n(.*\n)*all\s+2\s+1\.049\s+1\.100\s+1$", out, re.M):
+        errors.append("confirm: first-pass summary 'all 2 1.049 1.100 1' missing")
+    if not re.search(r"timed again head to head at 1 points:\n(.*\n)*?all\s+2\s+1\.005\s+1\.010\s+2$", out, re.M):
+        errors.append("confirm: timed-again summary 'all 2 1.005 1.010 2' missing")
+    if "1.010 (first pass 1.100) s1 M=2" not in out:
+        errors.append("confirm: worst list should show 1.010 with its first pass 1.100")
+    if not re.search(r"^all\s+2\s+1\.049\s+1\.100\s+1$", first, re.M) or "timed again" in first:
+        errors.append("--first-pass should report the first pass only")
     if errors:
         sys.exit("auto_regret.py:\n  " + "\n  ".join(errors) + "\noutput:\n" + out)
 

@@ -10,6 +10,7 @@
 #include "core/cuda_check.h"
 #include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
+#include "measure/confirm.h"
 #include "measure/graph_timer.h"
 #include "measure/report.h"
 #include "measure/rounds.h"
@@ -37,6 +38,7 @@ struct BenchOptions {
   // bf16/fp16 rounding, well under 1%; a wrong kernel is off by ~100%.
   double verify_tolerance = 0.02;
   bool verify = true;
+  bool confirm_auto = true;  // time auto and the fastest other tactic again, head to head
 };
 
 constexpr const char* kDefaultLabel = "cublaslt_default";
@@ -246,6 +248,7 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
     flag_wrong_output(e, *named[n].tactic);
     point.entries.push_back(e);
   }
+  if (o.confirm_auto && auto_timing && auto_timing->ok) point.confirm = confirm_auto(timer, point, auto_choice);
   return point;
 }
 
@@ -301,6 +304,7 @@ void run_bench(const BenchOptions& o) {
   }
   std::cout << "\n";
   print_geomeans(std::cout, points);
+  print_confirm_summary(std::cout, points);
   // An --add-tactic that ran nowhere is an error: most likely a typo in its configuration.
   for (size_t n = 0; n < o.named.size(); ++n) {
     const std::string label = "named_" + std::to_string(n + 1);
@@ -361,6 +365,9 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_option("--prune-ratio", o.prune_ratio, "short round drops candidates slower than this x best")
       ->capture_default_str();
   cmd->add_flag("!--no-verify", o.verify, "do not compare outputs with the cuBLASLt default's");
+  cmd->add_flag("!--no-confirm-auto", o.confirm_auto,
+                "do not time auto and the fastest other tactic again, head to head (9 replays of >= 300 us, "
+                "ABBA), after each point's full round");
   cmd->callback([] { run_bench(o); });
 });
 

@@ -1,0 +1,115 @@
+#include "measure/confirm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+
+#include "measure/rounds.h"
+
+namespace fp8gemm {
+
+double AutoConfirm::regret() const { return ran ? auto_us / std::min(auto_us, best_us) : NAN; }
+
+const BenchEntry* fastest_other_than_auto(const BenchPoint& point) {
+  const BenchEntry* auto_entry = nullptr;
+  for (const BenchEntry& e : point.entries)
+    if (e.label == "auto") auto_entry = &e;
+  if (!auto_entry) return nullptr;
+  const BenchEntry* best = nullptr;
+  for (const BenchEntry& e : point.entries) {
+    if (e.label == "auto" || e.label.rfind("named_", 0) == 0 || !e.ok || !(e.us > 0)) continue;
+    if (e.tactic == auto_entry->tactic) continue;
+    if (!best || e.us < best->us) best = &e;
+  }
+  return best;
+}
+
+AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, const Tactic& auto_choice) {
+  AutoConfirm c;
+  const BenchEntry* auto_entry = nullptr;
+  for (const BenchEntry& e : point.entries)
+    if (e.label == "auto") auto_entry = &e;
+  if (!auto_entry || !auto_entry->ok) {
+    c.note = "auto was not timed";
+    return c;
+  }
+  const BenchEntry* best = fastest_other_than_auto(point);
+  if (!best) {
+    c.note = "no other tactic was timed";
+    return c;
+  }
+  c.best_tactic = best->tactic;
+  const Timing* best_timing = nullptr;
+  for (const Timing& t : point.timings)
+    if (t.tactic.name() == best->tactic) best_timing = &t;
+  if (!best_timing) {
+    c.note = "the best's tactic has no timing";
+    return c;
+  }
+  const MeasureOptions round = long_replays(auto_entry->us, kConfirmReplays);
+  c.calls_per_replay = round.calls_per_replay;
+  c.replays = round.replays;
+  std::vector<Timing> t;
+  try {
+    t = timer.measure(point.problem, {auto_choice, best_timing->tactic, best_timing->tactic, auto_choice}, round);
+  } catch (const std::exception& e) {
+    c.note = std::string("the round failed: ") + e.what();
+    return c;
+  }
+  if (t.size() != 4 || !std::all_of(t.begin(), t.end(), [](const Timing& x) { return x.ok && x.median_us > 0; })) {
+    c.note = "a tactic failed in the round";
+    return c;
+  }
+  c.ran = true;
+  c.auto_us = 0.5 * (t[0].median_us + t[3].median_us);
+  c.best_us = 0.5 * (t[1].median_us + t[2].median_us);
+  c.noise = std::max(paired_noise(t[0], t[3]), paired_noise(t[1], t[2]));
+  return c;
+}
+
+double first_pass_regret(const BenchPoint& point) {
+  const BenchEntry* auto_entry = nullptr;
+  for (const BenchEntry& e : point.entries)
+    if (e.label == "auto" && e.ok && e.us > 0) auto_entry = &e;
+  if (!auto_entry) return NAN;
+  const BenchEntry* other = fastest_other_than_auto(point);
+  return other ? auto_entry->us / std::min(auto_entry->us, other->us) : 1.0;
+}
+
+void print_confirm_summary(std::ostream& os, const std::vector<BenchPoint>& points) {
+  struct Sum {
+    int n = 0, within = 0;
+    double log_sum = 0, max = 0;
+    void add(double r) {
+      ++n;
+      within += r <= 1.03;
+      log_sum += std::log(r);
+      max = std::max(max, r);
+    }
+  } first, again;
+  int timed_again = 0;
+  for (const BenchPoint& p : points) {
+    const double r = first_pass_regret(p);
+    if (!(r > 0)) continue;
+    first.add(r);
+    again.add(p.confirm.ran ? p.confirm.regret() : r);
+    timed_again += p.confirm.ran;
+  }
+  if (!first.n) return;
+  char line[256];
+  auto row = [&](const char* what, const Sum& s) {
+    std::snprintf(line, sizeof line, "  %-34s geomean %.3f, max %.3f, %d of %d within 1.03\n", what,
+                  std::exp(s.log_sum / s.n), s.max, s.within, s.n);
+    os << line;
+  };
+  os << "auto / the fastest other tactic (regret):\n";
+  row("first pass", first);
+  if (timed_again) {
+    char what[64];
+    std::snprintf(what, sizeof what, "timed again head to head (%d points)", timed_again);
+    row(what, again);
+  }
+}
+
+}  // namespace fp8gemm

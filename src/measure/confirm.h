@@ -1,0 +1,35 @@
+// `fp8gemm bench`'s second look at `auto`: auto against the fastest other tactic of a point,
+// timed again head to head (docs/measuring.md "Auto against the best, timed again").
+#pragma once
+
+#include <iosfwd>
+#include <vector>
+
+#include "measure/report.h"
+#include "measure/timer.h"
+
+namespace fp8gemm {
+
+// Replays of the head-to-head round, each >= 300 us (measure/rounds.h long_replays).
+constexpr int kConfirmReplays = 9;
+
+// The entry auto is compared with: the fastest ok entry (cuBLASLt's default, a backend's best)
+// whose tactic is not auto's; nullptr when there is none. Auto itself and the --add-tactic
+// entries (named_*) are not candidates.
+const BenchEntry* fastest_other_than_auto(const BenchPoint& point);
+
+// Times [auto, best, best, auto] (ABBA, so drift during the round cancels) on point.problem, with
+// `auto_choice` and the fastest other entry's tactic (from point.timings). Always against the
+// fastest other, also where auto looked fastest: a point's first-pass regret is biased either way
+// by whichever tactic's medians happened to be low, and only a fresh round is not. Never throws:
+// a failed round is reported in the note, with ran = false.
+AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, const Tactic& auto_choice);
+
+// auto_us / min(auto_us, the fastest other entry's us) from the first pass; NaN without auto.
+double first_pass_regret(const BenchPoint& point);
+
+// The regret summary over the points with auto, first pass and timed again (a point not timed
+// again keeps its first-pass regret): geomean, max, and how many within 1.03 (issue 5's bar).
+void print_confirm_summary(std::ostream& os, const std::vector<BenchPoint>& points);
+
+}  // namespace fp8gemm

@@ -1,0 +1,168 @@
+// bench's second look at auto (measure/confirm.h): which tactic auto is timed against, the ABBA
+// round and its arithmetic, failures, and how the result is reported (table, CSV, JSON, summary).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "measure/confirm.h"
+#include "test_tune_fakes.h"
+
+namespace fp8gemm {
+namespace {
+
+using testing::FakeTimer;
+
+const Tactic kDefault{"cublaslt", "d"};
+const Tactic kCublasBest{"cublaslt", "b"};
+const Tactic kCutlass{"cutlass", "c"};
+const Tactic kAuto{"small_m", "a"};
+
+Timing timing(const Tactic& t, double us) {
+  Timing x;
+  x.tactic = t;
+  x.ok = true;
+  x.median_us = us;
+  x.samples_us = {us};
+  return x;
+}
+
+// A point whose first pass measured: default 10, cuBLASLt's best 9.0, CUTLASS's best 9.5, auto 9.6.
+BenchPoint point(const Tactic& auto_tactic = kAuto, double auto_us = 9.6) {
+  BenchPoint p;
+  p.shape = "s";
+  p.problem = Problem{1, 64, 4096, 4096};
+  p.entries = {{"cublaslt_default", true, 10.0, kDefault.name(), ""},
+               {"cublaslt_best", true, 9.0, kCublasBest.name(), ""},
+               {"cutlass_best", true, 9.5, kCutlass.name(), ""},
+               {"auto", true, auto_us, auto_tactic.name(), ""}};
+  p.timings = {timing(kDefault, 10.0), timing(kCublasBest, 9.0), timing(kCutlass, 9.5), timing(kAuto, auto_us)};
+  return p;
+}
+
+TEST(ConfirmAuto, TimesAutoAgainstTheFastestOtherInAnAbbaRoundOfLongReplays) {
+  BenchPoint p = point();
+  FakeTimer timer;
+  // The first pass's 9.0 was a lucky median: head to head, auto is the faster.
+  timer.true_us = {{kAuto.name(), 9.3}, {kCublasBest.name(), 9.4}};
+  const AutoConfirm c = confirm_auto(timer, p, kAuto);
+  ASSERT_TRUE(c.ran) << c.note;
+  ASSERT_EQ(timer.measured.size(), 1u);
+  EXPECT_EQ(timer.measured[0], (std::vector<Tactic>{kAuto, kCublasBest, kCublasBest, kAuto}));
+  EXPECT_EQ(c.best_tactic, kCublasBest.name());
+  EXPECT_EQ(c.replays, kConfirmReplays);
+  EXPECT_EQ(c.calls_per_replay, 32);  // ceil(300 us / 9.6 us)
+  EXPECT_DOUBLE_EQ(c.auto_us, 9.3);
+  EXPECT_DOUBLE_EQ(c.best_us, 9.4);
+  EXPECT_DOUBLE_EQ(c.regret(), 1.0);
+  EXPECT_NEAR(first_pass_regret(p), 9.6 / 9.0, 1e-12);
+}
+
+TEST(ConfirmAuto, EachTacticIsTheMeanOfItsTwoTimingsAndTheNoiseTheirSpread) {
+  BenchPoint p = point();
+  FakeTimer timer;
+  timer.true_us = {{kAuto.name(), 10.0}, {kCublasBest.name(), 9.0}};
+  timer.reference_repeat_scale = 1.04;  // auto's second timing (the list's last, a repeat of its first)
+  const AutoConfirm c = confirm_auto(timer, p, kAuto);
+  ASSERT_TRUE(c.ran);
+  EXPECT_DOUBLE_EQ(c.auto_us, 10.2);
+  EXPECT_NEAR(c.noise, 0.04, 1e-12);
+  EXPECT_NEAR(c.regret(), 10.2 / 9.0, 1e-12);
+}
+
+TEST(ConfirmAuto, WhereAutoLookedFastestItIsStillTimedAgainstTheRunnerUp) {
+  BenchPoint p = point(kAuto, 8.5);  // first pass: auto the fastest (regret 1.000)
+  FakeTimer timer;
+  timer.true_us = {{kAuto.name(), 9.45}, {kCublasBest.name(), 9.0}};
+  EXPECT_DOUBLE_EQ(first_pass_regret(p), 1.0);
+  const AutoConfirm c = confirm_auto(timer, p, kAuto);
+  ASSERT_TRUE(c.ran);
+  EXPECT_EQ(c.best_tactic, kCublasBest.name());
+  EXPECT_NEAR(c.regret(), 1.05, 1e-12);
+}
+
+TEST(ConfirmAuto, NeitherAutosOwnTacticNorANamedTacticIsTheBest) {
+  // Auto runs cuBLASLt's best tactic; a named tactic was faster than everything.
+  BenchPoint p = point(kCublasBest, 9.0);
+  p.entries.push_back({"named_1", true, 5.0, "small_m:n", ""});
+  const BenchEntry* other = fastest_other_than_auto(p);
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->label, "cutlass_best");
+  FakeTimer timer;
+  timer.true_us = {{kCublasBest.name(), 9.0}, {kCutlass.name(), 9.5}};
+  const AutoConfirm c = confirm_auto(timer, p, kCublasBest);
+  ASSERT_TRUE(c.ran);
+  EXPECT_EQ(c.best_tactic, kCutlass.name());
+  EXPECT_DOUBLE_EQ(c.regret(), 1.0);
+}
+
+TEST(ConfirmAuto, AFailedRoundIsReportedNotThrown) {
+  BenchPoint p = point();
+  FakeTimer timer;
+  timer.true_us = {{kAuto.name(), 9.3}};  // the best's tactic fails to launch
+  AutoConfirm c = confirm_auto(timer, p, kAuto);
+  EXPECT_FALSE(c.ran);
+  EXPECT_NE(c.note.find("failed"), std::string::npos) << c.note;
+  EXPECT_TRUE(std::isnan(c.regret()));
+
+  class Throwing : public FakeTimer {
+    std::vector<Timing> measure(const Problem&, const std::vector<Tactic>&, const MeasureOptions&) override {
+      throw std::runtime_error("graph capture failed");
+    }
+  } throwing;
+  c = confirm_auto(throwing, p, kAuto);
+  EXPECT_FALSE(c.ran);
+  EXPECT_NE(c.note.find("graph capture failed"), std::string::npos) << c.note;
+
+  BenchPoint untimed = point();
+  untimed.entries[3].ok = false;
+  c = confirm_auto(timer, untimed, kAuto);
+  EXPECT_FALSE(c.ran);
+  EXPECT_EQ(c.note, "auto was not timed");
+}
+
+TEST(ConfirmAuto, ReportedInTheTableCsvJsonAndSummary) {
+  BenchPoint p = point();
+  FakeTimer timer;
+  timer.true_us = {{kAuto.name(), 9.45}, {kCublasBest.name(), 9.0}};
+  p.confirm = confirm_auto(timer, p, kAuto);
+  BenchPoint q = point(kAuto, 8.0);  // not timed again: keeps its first-pass regret, 1.000
+  q.problem.m = 128;
+  q.confirm.note = "no other tactic was timed";
+
+  std::ostringstream table;
+  print_point(table, p, false);
+  EXPECT_NE(table.str().find("auto against the best, timed again (9 replays of 32 calls): 1.050"), std::string::npos)
+      << table.str();
+
+  std::ostringstream csv;
+  write_csv(csv, {p, q});
+  const std::string s = csv.str();
+  EXPECT_NE(s.find(",confirm_best_tactic,confirm_auto_us,confirm_best_us,confirm_noise,confirm_regret\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find(",cublaslt:b,9.450,9.000,0.0000,1.0500\n"), std::string::npos) << s;
+  EXPECT_NE(s.find(",,,,,\n"), std::string::npos) << s;  // q: no tactic, no numbers
+  std::ostringstream without;
+  write_csv(without, {point()});
+  EXPECT_EQ(without.str().find("confirm_"), std::string::npos) << "no confirm attempted: no columns";
+
+  std::ostringstream json;
+  write_json(json, {p});
+  EXPECT_NE(json.str().find("\"confirm\": {\"ran\": true, \"best_tactic\": \"cublaslt:b\""), std::string::npos)
+      << json.str();
+
+  std::ostringstream summary;
+  print_confirm_summary(summary, {p, q});
+  // First pass: 9.6 / 9.0 = 1.067 and 1.000; timed again: 1.050 and 1.000.
+  EXPECT_NE(summary.str().find("first pass                         geomean 1.033, max 1.067, 1 of 2 within 1.03"),
+            std::string::npos)
+      << summary.str();
+  EXPECT_NE(summary.str().find("timed again head to head (1 points) geomean 1.025, max 1.050, 1 of 2 within 1.03"),
+            std::string::npos)
+      << summary.str();
+}
+
+}  // namespace
+}  // namespace fp8gemm
