@@ -97,8 +97,9 @@ struct TuneOptions {
   // (docs/tuning.md "The adaptive floor").
   bool adaptive_floor = true;
   // With check_segment_ends: a segment whose lowest M and sampled M each prefer another tactic by
-  // more than the threshold is split in the middle (docs/tuning.md "Splitting a segment"; off:
-  // on the H200 it lowered the worst point but not the count of points within 3%).
+  // more than the threshold is split where the two tactics' times cross, found by timing them
+  // against each other in between (bisection, up to 3 rounds; docs/tuning.md "Splitting a
+  // segment").
   bool split_segments = false;
   // With adaptive_floor: a segment that kept the floor's fixed answer at its sampled M, and whose
   // lowest M was not timed, runs the adaptive floor instead ("cublaslt:heuristic": the same

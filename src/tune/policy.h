@@ -44,9 +44,9 @@ struct PolicyOptions {
   // the edge's own segment is checked as well. Off here, on through TuneOptions.
   bool adaptive_floor = false;
   // With check_segment_low_ends: where the two ends of a segment each prefer another contender by
-  // more than the threshold, the lower half goes to the lowest M's best (off: the contender
-  // with the smaller worse regret takes all). Off everywhere: on the H200 (session 8) it lowered
-  // the worst point between bucket edges but not the count of points within 3%.
+  // more than the threshold, the segment is split where the two contenders' times cross, found by
+  // bisection (segment_ends.cpp split_where_they_cross); the lower part goes to the lowest M's
+  // best (off: the contender with the smaller worse regret takes all).
   bool split_segments = false;
   // With adaptive_floor: a segment that kept the floor's fixed answer at its sampled M, and
   // whose lowest M was not timed, runs the adaptive floor instead (segment_ends.h

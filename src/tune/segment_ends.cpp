@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "measure/graph_timer.h"
 #include "tune/tuner.h"
 
 namespace fp8gemm::tuning {
@@ -23,15 +24,29 @@ struct Contender {
   double at_low = 0;      // at the segment's lowest M (0: not timed or failed there)
 };
 
-// PolicyOptions::split_segments (off by default; measured once, docs/tuning.md). Segment i was timed
-// at its lowest M (`low`; its low-end rows are the last of its candidates), contenders[0] is
-// its choice. Where another contender is faster at the lowest M by more than `threshold` and
-// slower at the sampled M by more than it too, each end prefers its own and neither fits the
-// whole segment (H200, 4096x21504: CUTLASS 64x128 won at 213 by 13%, lost at 193 by 9%, and at
-// 200 was 1.2x the best in every run): the lower half goes to the fastest at the lowest M, the
-// upper half stays the choice's. Returns whether it split (segments[i] is then the lower half).
-bool split_at_middle(std::vector<ChoiceSegment>& segments, size_t i, int64_t low,
-                     const std::vector<Contender>& c, double threshold) {
+// How far split_segments bisects a segment whose ends disagree: each step halves the M range
+// where the two contenders' times cross (3 steps: to 1/8 of the segment, ~8 M of a 64-M bucket).
+constexpr int kSplitSteps = 3;
+
+// The cost of one round of `tactics` at q timed as kLowEndRound, in us.
+double low_end_cost_us(const Problem& q, int tactics) {
+  const double t = estimate_call_us(q);
+  return double(tactics) * (kLowEndRound.replays + kLowEndRound.warmup_replays) *
+         calls_per_replay_for(t, GraphTimerOptions{}) * t;
+}
+
+// PolicyOptions::split_segments. Segment i was timed at its lowest M (`low`; its low-end rows are
+// the last of its candidates), contenders[0] is its choice. Where another contender is faster at
+// the lowest M by more than `threshold` and slower at the sampled M by more than it too, each end
+// prefers its own and neither fits the whole segment (H200, 4096x21504: CUTLASS 64x128 won at
+// 213 by 13%, lost at 193 by 9%, and at 200 was 1.2x the best in every run). The two are timed
+// against each other between the ends, bisecting where their times cross (up to kSplitSteps
+// rounds within `budget_us`, which they draw on): the lower part goes to the fastest at the
+// lowest M, the upper part stays the choice's. Session 8 split at the middle without timing
+// anything, which handed M=213 of that key to the tactic 13% slower there. Returns whether it
+// split (segments[i] is then the lower part).
+bool split_where_they_cross(std::vector<ChoiceSegment>& segments, size_t i, const Problem& problem, int64_t low,
+                            const std::vector<Contender>& c, double threshold, Timer& timer, double& budget_us) {
   ChoiceSegment& s = segments[i];
   if (c.size() < 2 || !(c[0].at_low > 0) || s.sampled_m - low < 2) return false;
   size_t best = 0;
@@ -40,8 +55,29 @@ bool split_at_middle(std::vector<ChoiceSegment>& segments, size_t i, int64_t low
   if (best == 0 || c[0].at_low <= c[best].at_low * (1 + threshold) ||
       c[best].at_sampled <= c[0].at_sampled * (1 + threshold))
     return false;
+  // The lower contender is faster at `lo`, the choice at `hi`; they cross in between.
+  int64_t lo = low, hi = s.sampled_m;
+  std::vector<CandidateReport> steps;
+  try {
+    const Tactic choice = Tactic::parse(c[0].name), lower_tactic = Tactic::parse(c[best].name);
+    for (int step = 0; step < kSplitSteps && hi - lo > 1; ++step) {
+      Problem q = problem;
+      q.m = lo + (hi - lo) / 2;
+      const double cost_us = low_end_cost_us(q, 2);
+      if (cost_us > budget_us) break;
+      budget_us -= cost_us;
+      const std::vector<Timing> r = timer.measure(q, {choice, lower_tactic}, kLowEndRound);
+      if (r.size() != 2 || !r[0].ok || !r[1].ok) break;
+      const std::string at = "at M=" + std::to_string(q.m) + ", bisecting where the two ends' choices cross";
+      for (const Timing& x : r) steps.push_back({x.tactic.name(), "split", x.median_us, -1, at});
+      (r[1].median_us < r[0].median_us ? lo : hi) = q.m;
+    }
+  } catch (const std::exception&) {
+    // A tactic name that no longer parses, or a round that threw: split where the steps got to.
+  }
+  // The lower part's record is its comparison at the lowest M, where the default was timed too.
   ChoiceSegment lower;
-  lower.m_max = low + (s.sampled_m - low) / 2;
+  lower.m_max = lo + (hi - lo) / 2;  // the middle of what is still unknown
   lower.sampled_m = low;
   lower.tactic = c[best].name;
   lower.default_tactic = s.default_tactic;
@@ -49,15 +85,16 @@ bool split_at_middle(std::vector<ChoiceSegment>& segments, size_t i, int64_t low
   lower.default_us = c[0].at_low;
   for (const Contender& x : c)
     if (x.name == s.default_tactic) lower.default_us = x.at_low;
-  // The low-end rows were timed at the lower half's M: they go with it.
+  // The low-end rows were timed at the lower part's M: they go with it, and the bisection's too.
   for (auto it = s.candidates.begin(); it != s.candidates.end();)
     if (it->status == "low end" || it->status == "failed") {
-      if (it->tactic == lower.tactic) it->note += "; takes the lower half, up to M=" + std::to_string(lower.m_max);
+      if (it->tactic == lower.tactic) it->note += "; takes the lower part, up to M=" + std::to_string(lower.m_max);
       lower.candidates.push_back(std::move(*it));
       it = s.candidates.erase(it);
     } else {
       ++it;
     }
+  for (CandidateReport& r : steps) lower.candidates.push_back(std::move(r));
   segments.insert(segments.begin() + long(i), std::move(lower));
   return true;
 }
@@ -227,8 +264,12 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     const size_t first_row = s.candidates.size();
     for (const Timing& x : r)
       s.candidates.push_back({x.tactic.name(), x.ok ? "low end" : "failed", x.median_us, -1, x.ok ? at : x.error});
-    if (o.split_segments && split_at_middle(segments, i, q.m, contenders, threshold)) {
-      ++i;  // the upper half, still the choice's
+    // The bisection has a budget of its own, as large as the check's: it runs at few keys (where
+    // the two ends disagree beyond the threshold), and there a wrong part costs 7-17%.
+    double split_budget_us = budget_us;
+    if (o.split_segments &&
+        split_where_they_cross(segments, i, problem, q.m, contenders, threshold, timer, split_budget_us)) {
+      ++i;  // the upper part, still the choice's
       continue;
     }
     if (winner == 0) continue;

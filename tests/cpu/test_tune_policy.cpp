@@ -390,29 +390,70 @@ TEST_F(PolicyTest, TheFastestTacticPrunedAtTheEdgeCompetesAtTheSamples) {
 // Opt-in: where each end of a segment prefers another tactic by more
 // than the threshold (c1 25% faster at 53, 40% slower at 49), the lowest M's best takes the lower
 // half instead of one of them taking it all.
-TEST_F(PolicyTest, SplitSegmentsGivesEachEndsBestItsHalf) {
+TEST_F(PolicyTest, SplitSegmentsBisectsWhereTheTwoEndsChoicesCross) {
+  // c1 wins at the sample 53 (8 against 10) and loses at the segment's lowest M, 49 (14), up to
+  // M=50: the two ends each prefer their own.
   timer.true_us["cutlass:c1"] = 8;
   timer.at_m = [](const std::string& name, int64_t m, double t) { return name == "cutlass:c1" && m <= 50 ? 14.0 : t; };
   PolicyOptions o;
   o.check_segment_low_ends = true;
   const Decision whole = run(o);
   EXPECT_EQ(whole.choice_for(49), "cublaslt:heur");  // smaller worse regret: 1.25 against 1.4
-  EXPECT_EQ(whole.choice_for(52), "cublaslt:heur");
+  EXPECT_EQ(whole.choice_for(52), "cublaslt:heur");  // where c1 is 8 us
   o.split_segments = true;
+  const size_t rounds_before = timer.measured_m.size();
   const Decision d = run(o);
+  // The rounds of two (c1 first): the low-end check at 49, then the bisection at 51 (c1 faster:
+  // the crossing is below) and 50 (heur faster: it is between 50 and 51), then the next
+  // segment's low-end check at 54.
+  std::vector<int64_t> bisected;
+  for (size_t r = rounds_before; r < timer.measured_m.size(); ++r)
+    if (timer.measured[r].size() == 2 && timer.measured[r][0].name() == "cutlass:c1") bisected.push_back(timer.measured_m[r]);
+  EXPECT_EQ(bisected, (std::vector<int64_t>{49, 51, 50, 54}));
   EXPECT_EQ(d.choice_for(49), "cublaslt:heur");
-  EXPECT_EQ(d.choice_for(51), "cublaslt:heur");  // 49 + (53 - 49) / 2
+  EXPECT_EQ(d.choice_for(50), "cublaslt:heur");
+  EXPECT_EQ(d.choice_for(51), "cutlass:c1");
   EXPECT_EQ(d.choice_for(52), "cutlass:c1");
   EXPECT_EQ(d.choice_for(64), "cutlass:c1");
   bool said = false;
+  int split_rows = 0;
   for (const ChoiceSegment& s : d.segments)
-    for (const CandidateReport& c : s.candidates) said |= c.note.find("takes the lower half, up to M=51") != std::string::npos;
+    for (const CandidateReport& c : s.candidates) {
+      said |= c.note.find("takes the lower part, up to M=50") != std::string::npos;
+      split_rows += c.status == "split";
+    }
   EXPECT_TRUE(said);
+  EXPECT_EQ(split_rows, 4);  // two tactics at each of 51 and 50
   // A loss at the low end within the threshold (1%; the threshold is 1.5%) splits nothing.
   timer.at_m = [](const std::string& name, int64_t m, double t) { return name == "cutlass:c1" && m <= 50 ? 10.1 : t; };
   EXPECT_EQ(run(o).choice_for(49), "cutlass:c1");
   EXPECT_FALSE(PolicyOptions{}.split_segments);
   EXPECT_FALSE(tuning::policy_options(TuneOptions{}).split_segments);
+}
+
+// A bisection round that fails (here the first, at 51) leaves the crossing unknown between the
+// ends: the split is then in the middle, 49 + (53 - 49) / 2.
+TEST_F(PolicyTest, SplitSegmentsWhoseBisectionFailsSplitsInTheMiddle) {
+  struct FailsAt51 : FakeTimer {
+    std::vector<Timing> measure(const Problem& p, const std::vector<Tactic>& c, const MeasureOptions& o) override {
+      std::vector<Timing> out = FakeTimer::measure(p, c, o);
+      if (p.m == 51)
+        for (Timing& t : out) t.ok = false;
+      return out;
+    }
+  } failing;
+  failing.true_us = timer.true_us;
+  failing.true_us["cutlass:c1"] = 8;
+  failing.at_m = [](const std::string& name, int64_t m, double t) { return name == "cutlass:c1" && m <= 50 ? 14.0 : t; };
+  PolicyOptions o;
+  o.check_segment_low_ends = true;
+  o.split_segments = true;
+  const Decision d = decide(problem(64), backends(), def, def, failing, o);
+  EXPECT_EQ(d.choice_for(49), "cublaslt:heur");
+  EXPECT_EQ(d.choice_for(51), "cublaslt:heur");
+  EXPECT_EQ(d.choice_for(52), "cutlass:c1");
+  for (const ChoiceSegment& s : d.segments)
+    for (const CandidateReport& c : s.candidates) EXPECT_NE(c.status, "split") << c.tactic << " " << c.note;
 }
 
 // PolicyOptions::low_end_ties (H200, session 10, 4608x4096: cuBLASLt's 128x72 tile, the

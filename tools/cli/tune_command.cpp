@@ -189,7 +189,8 @@ const CommandRegistrar kRegister([](CLI::App& app) {
                 "let cuBLASLt's heuristic, re-asked at each M, compete for every segment at its lowest M "
                 "(needs the segment check; default on)");
   cmd->add_flag("--split-segments,!--no-split-segments", o.split_segments,
-                "split a segment whose two ends each prefer another tactic (needs the segment check; default off)");
+                "split a segment whose two ends each prefer another tactic where their times cross (bisection; "
+                "needs the segment check; default off)");
   cmd->add_flag("--samples-follow-edge,!--no-samples-follow-edge", o.samples_follow_edge,
                 "a tie at a sampled M below the edge goes to the edge's choice, not the default (default off)");
   cmd->add_flag("--kept-floor-adapts,!--no-kept-floor-adapts", o.kept_floor_adapts,
