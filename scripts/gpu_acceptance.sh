@@ -60,7 +60,7 @@ case "$PHASE" in
     step tune timeout 180 "$F" tune --model all --m buckets --run-budget-s 170 --cache "$OUT/cache.json" \
       --json "$OUT/logs/tune.json" ${TUNE_ARGS:-}
     export FP8GEMM_CACHE="$OUT/cache.json"
-    [ "$PHASE" = tune ] && step auto_suite timeout 270 "$F" bench --model all --m suite --tactics all \
+    [ "$PHASE" = tune ] && step auto_suite timeout 330 "$F" bench --model all --m suite --tactics all \
       --csv "$OUT/auto_suite.csv" --json "$OUT/logs/auto_suite.json"
     step auto_between timeout 120 "$F" bench --model all --m 3,12,40,100,200,300,700,3000 \
       --tactics all --csv "$OUT/auto_between.csv"
