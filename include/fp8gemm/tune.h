@@ -124,6 +124,10 @@ struct TuneOptions {
   // floor is timed again with it in a longer round, whose own noise decides (docs/tuning.md
   // "Retiming a challenger held back by noise").
   bool retime_in_noise = true;
+  // With retime_in_noise, at calls short enough that a round's replays are shorter than a
+  // retime's: the choice and the fastest other tactic within 5% of it are timed again in the
+  // longer round, which decides (docs/tuning.md "Retiming a close call"). Off: measured once.
+  bool retime_close_calls = false;
   // Called after each key (done counts keys finished, of total).
   std::function<void(size_t done, size_t total, const Decision&)> progress;
 };

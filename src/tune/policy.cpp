@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "core/steady_clock.h"
 #include "measure/graph_timer.h"
@@ -58,6 +59,7 @@ PolicyOptions policy_options(const TuneOptions& o) {
   p.samples_follow_edge = o.samples_follow_edge;
   p.kept_floor_adapts = o.kept_floor_adapts;
   p.low_end_ties = o.low_end_ties;
+  p.retime_close_calls = o.retime_close_calls;
   p.adaptive_floor_interior = o.adaptive_floor_interior;
   p.retime_in_noise = o.retime_in_noise;
   return p;
@@ -256,6 +258,53 @@ std::pair<const Timing*, std::string> retime_held_back(const Problem& q, const T
   return {held, "held back by the noise floor; " + r.note};
 }
 
+// PolicyOptions::retime_close_calls: at calls under kCloseCallUs, the rule's choice (its winner,
+// or the reference) and the fastest other tactic of the round within close_margin of it are timed
+// again (tune/retime.h, the choice as the reference there), within what is left of `budget_us`.
+// If the other is faster beyond that round's threshold it takes the point: the reference by
+// clearing rule.winner, a challenger once its output matches the reference's. Returns the
+// challenger the note belongs to (the other, or the winner the reference took the point back
+// from; nullptr: nothing retimed) and the note.
+std::pair<const Timing*, std::string> retime_close_call(const Problem& q, const Timing& reference,
+                                                        const std::vector<const Timing*>& challengers,
+                                                        PointRule& rule, double& budget_us, Timer& timer,
+                                                        const PolicyOptions& o) {
+  if (!o.retime_in_noise || !o.retime_close_calls || !reference.ok || !(reference.median_us < kCloseCallUs))
+    return {nullptr, ""};
+  const Timing* choice = rule.winner ? rule.winner : &reference;
+  const Timing* other = nullptr;
+  auto consider = [&](const Timing* t) {
+    auto d = rule.diffs.find(t->tactic.name());
+    const bool mismatch = d != rule.diffs.end() && !(d->second <= o.output_tolerance);
+    if (t != choice && t->ok && !mismatch && (!other || t->median_us < other->median_us)) other = t;
+  };
+  consider(&reference);
+  for (const Timing* t : challengers) consider(t);
+  if (!other || other->median_us > choice->median_us * (1 + o.close_margin)) return {nullptr, ""};
+  const Timing* subject = other == &reference ? choice : other;
+  const double cost = retime_cost_us(choice->median_us);
+  if (cost > budget_us) return {subject, "a close call; not timed again: over the key's budget"};
+  budget_us -= cost;
+  const std::string against = choice == &reference ? "the default" : "the choice";
+  const Retime r = retime(q, choice->tactic, other->tactic, choice->median_us, timer, o, against);
+  std::string note = "a close call (" + percent(other->median_us / choice->median_us - 1) + " from " + against +
+                     " in the round); " + r.note;
+  if (!r.wins) return {subject, note};
+  if (other == &reference) {
+    rule.winner = nullptr;
+    return {subject, note + "; the default takes the point back"};
+  }
+  if (choice != &reference) {  // its output was compared with the winner's: now with the default's
+    const double diff = output_diff(timer, q, reference.tactic, other->tactic);
+    rule.diffs[other->tactic.name()] = diff;
+    if (!(diff <= o.output_tolerance)) return {subject, note + ", but its output differs from the default's"};
+  } else {
+    rule.diffs[other->tactic.name()] = r.output_diff;
+  }
+  rule.winner = other;
+  return {subject, note};
+}
+
 // Times the reference at `q` (what `auto` runs there untuned), the edge's best finalists and
 // tactics listed only at `q` ("newcomers"), as many as the budget allows, and applies the rule
 // there. nullopt when the budget does not allow the reference and one challenger.
@@ -317,7 +366,8 @@ std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vecto
   std::vector<const Timing*> challengers;
   for (size_t i = 1; i < r.size(); ++i) challengers.push_back(&r[i]);
   PointRule rule = apply_rule(q, r[0], challengers, threshold, o.output_tolerance, timer);
-  const auto [retimed, retime_note] = retime_held_back(q, r[0], challengers, rule, retime_budget_us, timer, o);
+  auto [retimed, retime_note] = retime_held_back(q, r[0], challengers, rule, retime_budget_us, timer, o);
+  if (!retimed) std::tie(retimed, retime_note) = retime_close_call(q, r[0], challengers, rule, retime_budget_us, timer, o);
   // A tie here goes to the edge's choice (PolicyOptions::samples_follow_edge): the edge measured
   // it faster beyond the threshold; here it is within the threshold but not slower.
   const Timing* follow = nullptr;
@@ -452,8 +502,10 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
   // Retimes (PolicyOptions::retime_in_noise) at the edge and the samples share a quarter of the
   // key budget.
   double retime_budget_us = 0.25 * o.key_budget_ms * 1e3;
-  const auto [retimed, retime_note] =
-      retime_held_back(problem, rr.reference, finalists, edge, retime_budget_us, timer, o);
+  auto [retimed, retime_note] = retime_held_back(problem, rr.reference, finalists, edge, retime_budget_us, timer, o);
+  const Timing* round_winner = edge.winner;
+  if (!retimed)
+    std::tie(retimed, retime_note) = retime_close_call(problem, rr.reference, finalists, edge, retime_budget_us, timer, o);
   for (const Timing& t : rr.finalists)
     d.candidates.push_back(report_of(t, edge, o.output_tolerance, &t == retimed ? retime_note : ""));
   for (CandidateReport& c : d.candidates)  // how far the short round's ranking can be trusted
@@ -548,14 +600,21 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
                                                  std::to_string(s.sampled_m) + ")");
   }
   below = edge_note + below;
-  if (edge.winner && edge.winner == retimed)
+  const bool close_call = retimed && retime_note.rfind("a close call", 0) == 0;
+  if (close_call && edge.winner == retimed && edge.winner != round_winner)
+    return finish(retimed->tactic.name() + " takes the point: " + retime_note + below);
+  if (close_call && round_winner && !edge.winner)
+    return finish("kept the default: " + round_winner->tactic.name() + " beat it in the round, beyond " + rule + "; " +
+                  retime_note + below);
+  if (edge.winner && edge.winner == retimed && !close_call)
     return finish(retimed->tactic.name() + " is " + percent(1.0 - retimed->median_us / d.default_us) +
                   " faster than the default (" + us(retimed->median_us) + " vs " + us(d.default_us) + "), within " +
                   rule + "; " + retime_note + below);
   if (edge.winner)
     return finish(edge.winner->tactic.name() + " is " + percent(1.0 - edge.winner->median_us / d.default_us) +
                   " faster than the default (" + us(edge.winner->median_us) + " vs " + us(d.default_us) + "), beyond " +
-                  rule + ", and its output matches the default's" + below);
+                  rule + ", and its output matches the default's" + (close_call ? "; " + retime_note : std::string()) +
+                  below);
   if (!edge.faster.empty())
     return finish("kept the default: every challenger faster by more than " + rule + " produced a different output" +
                   below);

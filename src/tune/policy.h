@@ -80,6 +80,16 @@ struct PolicyOptions {
   // noise sets the threshold; it wins if it is faster beyond that and its output matches. At
   // most a quarter of the key budget goes to these. Off here, on through TuneOptions.
   bool retime_in_noise = false;
+  // With retime_in_noise, where a round's replays are shorter than a retime's (calls under
+  // kCloseCallUs, so fewer than ~20 x 15 us = 300 us a replay): the rule's choice (a winner, or
+  // the kept default) is timed again against the fastest other tactic of the round when that one
+  // is within close_margin of it, either side. The other takes the point if it is faster beyond
+  // the longer round's threshold (and its output matches the default's). Why: at such calls the
+  // replay's length reorders tactics (H200 session 18, 8192x1024 at M=32: small_m persist=1 4.13
+  // us against wload=cp 4.29 in 20-call replays, 4.53 against 3.93 in 71-call replays). Off here
+  // and in TuneOptions (measured once, docs/tuning.md "Retiming a close call").
+  bool retime_close_calls = false;
+  double close_margin = 0.05;
   // Tactics a backend lists at a sampled M but not at the edge (cuBLASLt's heuristic answers
   // per M) also timed there, at most this many per M; 0: only the edge's candidates compete.
   int sample_newcomers = 4;

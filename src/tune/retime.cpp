@@ -37,7 +37,7 @@ double retime_cost_us(double call_us) {
 }
 
 Retime retime(const Problem& q, const Tactic& reference, const Tactic& challenger, double call_us, Timer& timer,
-              const PolicyOptions& o) {
+              const PolicyOptions& o, const std::string& reference_is) {
   Retime r;
   const MeasureOptions round = retime_round(call_us);
   std::vector<Timing> t;
@@ -57,7 +57,7 @@ Retime retime(const Problem& q, const Tactic& reference, const Tactic& challenge
   r.challenger_us = t[1].median_us;
   r.noise = paired_noise(t[0], t[2]);
   r.threshold = std::max(o.min_gain, o.noise_factor * r.noise);
-  const std::string head = "timed again with the default, " + std::to_string(round.replays) + " replays of " +
+  const std::string head = "timed again with " + reference_is + ", " + std::to_string(round.replays) + " replays of " +
                            std::to_string(round.calls_per_replay) + " calls: ";
   const std::string times = us(r.challenger_us) + " against " + us(r.reference_us) + ", " +
                             percent(1 - r.challenger_us / r.reference_us) + " faster; noise " + percent(r.noise);
@@ -68,7 +68,7 @@ Retime retime(const Problem& q, const Tactic& reference, const Tactic& challenge
   r.output_diff = output_diff(timer, q, reference, challenger);
   r.wins = r.output_diff <= o.output_tolerance;  // NaN fails this comparison too
   r.note = head + times + ", beyond " + percent(r.threshold) +
-           (r.wins ? "; output matches: it wins" : "; its output differs from the default's");
+           (r.wins ? "; output matches: it wins" : "; its output differs from " + reference_is + "'s");
   return r;
 }
 

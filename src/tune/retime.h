@@ -32,7 +32,12 @@ struct Retime {
 double retime_cost_us(double call_us);
 
 // Times [reference, challenger, reference] at q: 7 replays of calls lasting >= 300 us each.
+// `reference_is` names the reference in the note ("the default", or "the choice" for a close call).
 Retime retime(const Problem& q, const Tactic& reference, const Tactic& challenger, double call_us, Timer& timer,
-              const PolicyOptions& o);
+              const PolicyOptions& o, const std::string& reference_is = "the default");
+
+// Calls shorter than this make a round's replays (>= 20 calls) shorter than a retime's (>= 300
+// us): there the two can rank tactics differently (PolicyOptions::retime_close_calls).
+constexpr double kCloseCallUs = 15;
 
 }  // namespace fp8gemm::tuning

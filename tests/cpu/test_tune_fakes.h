@@ -93,6 +93,9 @@ class FakeTimer : public Timer {
   std::vector<int64_t> measured_m;  // the M of each measure() call
   std::vector<std::vector<Tactic>> compared;
 
+  // (tactic, options) -> a factor on its time in a measure() call with those options (e.g. only
+  // in longer replays); default 1.
+  std::function<double(const std::string&, const MeasureOptions&)> scale_for;
   // (tactic, m, time) -> time at that M (default: the same at every M)
   std::function<double(const std::string&, int64_t, double)> at_m;
 
@@ -113,6 +116,7 @@ class FakeTimer : public Timer {
       t.ok = true;
       double base = true_us.at(name);
       if (at_m) base = at_m(name, p.m, base);
+      if (scale_for) base *= scale_for(name, o);
       if (i + 1 == c.size() && c.size() > 1 && c[i] == c[0])
         base *= repeat_scale_for ? repeat_scale_for(o) : reference_repeat_scale;
       for (int r = 0; r < o.replays; ++r) t.samples_us.push_back(sample ? sample(name, r, base) : base);
@@ -130,9 +134,11 @@ class FakeTimer : public Timer {
   double replays_ms = 0;
   std::map<std::string, double> spent_ms() const override { return {{"replays", replays_ms}}; }
 
-  std::vector<double> compare_outputs(const Problem& p, const Tactic&, const std::vector<Tactic>& c) override {
+  std::vector<Tactic> compared_with;  // the reference of each compare_outputs() call
+  std::vector<double> compare_outputs(const Problem& p, const Tactic& reference, const std::vector<Tactic>& c) override {
     ++compare_calls;
     compared.push_back(c);
+    compared_with.push_back(reference);
     std::vector<double> out;
     for (auto& t : c)
       out.push_back(output_diff_at ? output_diff_at(t.name(), p.m)

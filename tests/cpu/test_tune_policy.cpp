@@ -749,6 +749,98 @@ TEST_F(RetimeTest, ANoisyLongerRoundStillHoldsItBack) {
   EXPECT_NE(d.reason.find("not beyond"), std::string::npos) << d.reason;
 }
 
+// PolicyOptions::retime_close_calls. The fixture's calls (10 us) are under kCloseCallUs.
+struct CloseCallTest : RetimeTest {
+  PolicyOptions close() {
+    PolicyOptions o = on();
+    o.retime_close_calls = true;
+    return o;
+  }
+  // measure() calls that timed [a, b, a] in a retime's longer replays.
+  int retimes_of(const std::string& a, const std::string& b) const {
+    int n = 0;
+    for (size_t i = 0; i < timer.measured.size(); ++i) {
+      const auto& l = timer.measured[i];
+      n += l.size() == 3 && l[0].name() == a && l[1].name() == b && l[2].name() == a;
+    }
+    return n;
+  }
+  // `name` takes `factor` x its time in the retime's longer replays only.
+  void in_longer_replays(const std::string& name, double factor) {
+    timer.scale_for = [name, factor](const std::string& n, const MeasureOptions& o) {
+      return n == name && is_retime(o) ? factor : 1.0;
+    };
+  }
+};
+
+TEST(PolicyOptionsTest, RetimeCloseCallsIsOffByDefault) {
+  EXPECT_FALSE(PolicyOptions{}.retime_close_calls);
+  EXPECT_FALSE(TuneOptions{}.retime_close_calls);
+  EXPECT_FALSE(tuning::policy_options(TuneOptions{}).retime_close_calls);
+  TuneOptions t;
+  t.retime_close_calls = true;
+  EXPECT_TRUE(tuning::policy_options(t).retime_close_calls);
+}
+
+TEST_F(CloseCallTest, AChallengerSlowerInTheRoundButFasterInLongerReplaysTakesThePoint) {
+  // c1: 10.2 us in the rounds (2% slower than the default), 8.67 in longer replays.
+  in_longer_replays("cutlass:c1", 0.85);
+  EXPECT_EQ(run(on()).choice, "cublaslt:heur");  // without the option: not timed again
+  EXPECT_EQ(retimes_of("cublaslt:heur", "cutlass:c1"), 0);
+  const Decision d = run(close());
+  EXPECT_EQ(d.choice, "cutlass:c1") << d.reason;
+  EXPECT_NE(d.reason.find("takes the point: a close call"), std::string::npos) << d.reason;
+  EXPECT_GE(retimes_of("cublaslt:heur", "cutlass:c1"), 1);
+  EXPECT_GE(timer.compare_calls, 1);  // its output was checked before it won
+  // Its output differs: it does not.
+  timer.output_diff["cutlass:c1"] = 0.5;
+  EXPECT_EQ(run(close()).choice, "cublaslt:heur");
+}
+
+TEST_F(CloseCallTest, AWinnerThatLosesLongerReplaysToTheDefaultGivesThePointBack) {
+  timer.repeat_scale_for = nullptr;  // no noise: the threshold is min_gain, 1.5%
+  timer.true_us["cutlass:c1"] = 9.7;  // 3% faster in the round: it wins there
+  in_longer_replays("cutlass:c1", 1.1);  // 10.67 in longer replays
+  EXPECT_EQ(run(on()).choice, "cutlass:c1");
+  const Decision d = run(close());
+  EXPECT_EQ(d.choice, "cublaslt:heur") << d.reason;
+  EXPECT_NE(d.reason.find("kept the default: cutlass:c1 beat it in the round"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("the default takes the point back"), std::string::npos) << d.reason;
+  EXPECT_GE(retimes_of("cutlass:c1", "cublaslt:heur"), 1);
+}
+
+TEST_F(CloseCallTest, AnotherChallengerTakesItFromTheWinnerOnlyWithTheDefaultsOutput) {
+  timer.repeat_scale_for = nullptr;
+  timer.true_us["cutlass:c1"] = 9.7;   // the round's winner
+  timer.true_us["cublaslt:h1"] = 9.9;  // within 5% of it, not beyond the threshold of the default
+  in_longer_replays("cublaslt:h1", 0.9);
+  const int compares = timer.compare_calls;
+  const Decision d = run(close());
+  EXPECT_EQ(d.choice, "cublaslt:h1") << d.reason;
+  EXPECT_NE(d.reason.find("takes the point"), std::string::npos) << d.reason;
+  EXPECT_GE(retimes_of("cutlass:c1", "cublaslt:h1"), 1);
+  // Compared with the default, not only with the winner it beat.
+  bool with_default = false;
+  for (size_t i = size_t(compares); i < timer.compared.size(); ++i)
+    with_default |= timer.compared_with[i] == def && timer.compared[i].size() == 1 &&
+                    timer.compared[i][0].name() == "cublaslt:h1";
+  EXPECT_TRUE(with_default);
+  timer.output_diff["cublaslt:h1"] = 0.5;
+  EXPECT_EQ(run(close()).choice, "cutlass:c1");
+}
+
+TEST_F(CloseCallTest, NotAtLongCallsNorBeyondTheMargin) {
+  in_longer_replays("cutlass:c1", 0.85);
+  for (auto& [name, us] : timer.true_us) us *= 2;  // 20 us calls: a round's replays are long enough
+  EXPECT_EQ(run(close()).choice, "cublaslt:heur");
+  EXPECT_EQ(retimes_of("cublaslt:heur", "cutlass:c1"), 0);
+  for (auto& [name, us] : timer.true_us) us /= 2;
+  timer.true_us["cutlass:c1"] = 10.6;  // 6% slower in the round: beyond the 5% margin
+  timer.true_us["cublaslt:h1"] = 10.7;
+  EXPECT_EQ(run(close()).choice, "cublaslt:heur");
+  EXPECT_EQ(retimes_of("cublaslt:heur", "cutlass:c1"), 0);
+}
+
 TEST_F(RetimeTest, ItsOutputIsCheckedBeforeItMayWin) {
   timer.true_us["cutlass:c1"] = 9.4;
   timer.output_diff["cutlass:c1"] = 0.5;

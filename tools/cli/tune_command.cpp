@@ -41,6 +41,7 @@ struct TuneCliOptions {
   bool kept_floor_adapts = true;
   bool low_end_ties = false;
   bool retime_in_noise = true;
+  bool retime_close_calls = false;
   bool adaptive_floor_interior = false;
   bool retune = false;
 };
@@ -131,6 +132,7 @@ void run_tune(const TuneCliOptions& o) {
   to.kept_floor_adapts = o.kept_floor_adapts;
   to.low_end_ties = o.low_end_ties;
   to.retime_in_noise = o.retime_in_noise;
+  to.retime_close_calls = o.retime_close_calls;
   to.adaptive_floor_interior = o.adaptive_floor_interior;
   to.retune = o.retune;
   for (const std::string& b : o.backends) to.backends.push_back(canonical_backend_name(b));
@@ -205,6 +207,9 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_flag("--retime-in-noise,!--no-retime-in-noise", o.retime_in_noise,
                 "a challenger held back only by a high noise floor is timed again with the default in a longer "
                 "round, which decides (default on)");
+  cmd->add_flag("--retime-close-calls,!--no-retime-close-calls", o.retime_close_calls,
+                "with --retime-in-noise, at calls under 15 us: the choice and the fastest other tactic within 5% "
+                "of it are timed again in the longer round, which decides (default off)");
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });
