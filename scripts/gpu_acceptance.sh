@@ -35,7 +35,7 @@ step() {  # step NAME CMD...
   summary+=("$(printf '%-12s rc=%-3d %5ds  %s' "$name" $rc $((SECONDS - t0)) "$(tail -n 1 "$OUT/logs/$name.log")")")
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,power.limit --format=csv > "$OUT/logs/nvidia-smi.csv" 2>&1
-# Clocks, power and throttle reasons through the whole call (docs/measuring.md "Power").
+# Clocks, power and throttle reasons through the whole call (docs/tuning.md "Power and clocks").
 nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv,noheader \
   -lms 200 > "$OUT/logs/clocks.csv" 2>&1 &
 SMI_PID=$!

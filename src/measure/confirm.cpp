@@ -68,6 +68,21 @@ AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, const Tactic& au
   return c;
 }
 
+void print_confirm_line(std::ostream& os, const BenchPoint& point) {
+  const AutoConfirm& c = point.confirm;
+  char line[512];
+  if (c.ran) {
+    std::snprintf(line, sizeof line,
+                  "%s M=%lld: auto against the best, timed again (%d replays of %d calls): %.3f (%.2f us against "
+                  "%.2f us, noise %.1f%%; best %s)\n",
+                  point.shape.c_str(), (long long)point.problem.m, c.replays, c.calls_per_replay, c.regret(),
+                  c.auto_us, c.best_us, 100.0 * c.noise, c.best_tactic.c_str());
+    os << line;
+  } else if (!c.note.empty()) {
+    os << point.shape << " M=" << point.problem.m << ": auto against the best, not timed again: " << c.note << "\n";
+  }
+}
+
 double first_pass_regret(const BenchPoint& point) {
   const BenchEntry* auto_entry = nullptr;
   for (const BenchEntry& e : point.entries)

@@ -1,5 +1,5 @@
 // `fp8gemm bench`'s second look at `auto`: auto against the fastest other tactic of a point,
-// timed again head to head (docs/measuring.md "Auto against the best, timed again").
+// timed again head to head (docs/tuning.md "Auto against the best, timed again").
 #pragma once
 
 #include <iosfwd>
@@ -24,6 +24,10 @@ const BenchEntry* fastest_other_than_auto(const BenchPoint& point);
 // by whichever tactic's medians happened to be low, and only a fresh round is not. Never throws:
 // a failed round is reported in the note, with ran = false.
 AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, const Tactic& auto_choice);
+
+// One line for the point's head-to-head round: its regret, times, noise and the best's tactic, or
+// why it did not run (nothing when it was not tried).
+void print_confirm_line(std::ostream& os, const BenchPoint& point);
 
 // auto_us / min(auto_us, the fastest other entry's us) from the first pass; NaN without auto.
 double first_pass_regret(const BenchPoint& point);

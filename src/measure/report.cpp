@@ -163,17 +163,6 @@ void print_point(std::ostream& os, const BenchPoint& point, bool header) {
                     "-", "-", noise.c_str(), e.tactic.empty() ? "failed" : e.tactic.c_str(), e.note.c_str());
     os << line;
   }
-  if (point.confirm.ran) {
-    const AutoConfirm& c = point.confirm;
-    std::snprintf(line, sizeof line,
-                  "    auto against the best, timed again (%d replays of %d calls): %.3f (%.2f us against %.2f us, "
-                  "noise %.1f%%; best %s)\n",
-                  c.replays, c.calls_per_replay, c.regret(), c.auto_us, c.best_us, 100.0 * c.noise,
-                  c.best_tactic.c_str());
-    os << line;
-  } else if (!point.confirm.note.empty()) {
-    os << "    auto against the best, not timed again: " << point.confirm.note << "\n";
-  }
   for (const std::string& note : point.notes) os << "    note: " << note << "\n";
 }
 

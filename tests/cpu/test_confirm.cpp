@@ -132,9 +132,13 @@ TEST(ConfirmAuto, ReportedInTheTableCsvJsonAndSummary) {
   q.confirm.note = "no other tactic was timed";
 
   std::ostringstream table;
-  print_point(table, p, false);
-  EXPECT_NE(table.str().find("auto against the best, timed again (9 replays of 32 calls): 1.050"), std::string::npos)
+  print_confirm_line(table, p);
+  EXPECT_NE(table.str().find("s M=64: auto against the best, timed again (9 replays of 32 calls): 1.050"),
+            std::string::npos)
       << table.str();
+  std::ostringstream untimed;
+  print_confirm_line(untimed, q);
+  EXPECT_EQ(untimed.str(), "s M=128: auto against the best, not timed again: no other tactic was timed\n");
 
   std::ostringstream csv;
   write_csv(csv, {p, q});

@@ -248,7 +248,6 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
     flag_wrong_output(e, *named[n].tactic);
     point.entries.push_back(e);
   }
-  if (o.confirm_auto && auto_timing && auto_timing->ok) point.confirm = confirm_auto(timer, point, auto_choice);
   return point;
 }
 
@@ -300,6 +299,26 @@ void run_bench(const BenchOptions& o) {
     } catch (const std::exception& e) {
       ++failures;
       std::printf("%s M=%lld: FAILED: %s\n", job.shape.name.c_str(), (long long)job.m, e.what());
+    }
+  }
+  // The head-to-head rounds run after every point's first pass, not between them: a long round of
+  // heavy calls leaves the GPU at its power cap, and the next point's first pass would start there
+  // (H200 session 18: with the round right after each point, M=1 points that followed M=16384
+  // ones lost 4-12% in the first pass).
+  if (o.confirm_auto && !points.empty()) {
+    std::cout << "\nauto against the fastest other tactic, timed again head to head ([auto, best, best, auto], "
+              << kConfirmReplays << " replays of >= 300 us):\n";
+    for (size_t i = 0; i < points.size(); ++i) {
+      BenchPoint& pt = points[i];
+      std::fprintf(stderr, "[confirm %zu/%zu] %s M=%lld\n", i + 1, points.size(), pt.shape.c_str(),
+                   (long long)pt.problem.m);
+      const BenchEntry* auto_entry = nullptr;
+      for (const BenchEntry& e : pt.entries)
+        if (e.label == "auto" && e.ok) auto_entry = &e;
+      if (!auto_entry) continue;
+      pt.confirm = confirm_auto(timer, pt, Tactic::parse(auto_entry->tactic));
+      print_confirm_line(std::cout, pt);
+      std::cout.flush();
     }
   }
   std::cout << "\n";
@@ -367,7 +386,7 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_flag("!--no-verify", o.verify, "do not compare outputs with the cuBLASLt default's");
   cmd->add_flag("!--no-confirm-auto", o.confirm_auto,
                 "do not time auto and the fastest other tactic again, head to head (9 replays of >= 300 us, "
-                "ABBA), after each point's full round");
+                "ABBA), after every point's first pass");
   cmd->callback([] { run_bench(o); });
 });
 

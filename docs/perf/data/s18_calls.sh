@@ -60,3 +60,12 @@ timeout 60 $B/fp8gemm bench --shape 8192,1024 --m 32 --tactics all --csv $R/conf
 timeout 60 $B/fp8gemm bench --shape 8192,1024 --m 32 --tactics all --no-confirm-auto --csv $R/confirm_off.csv > $R/confirm_off.txt 2>&1; echo "bench no-confirm rc=$?"
 grep -c confirm_regret $R/confirm_on.csv $R/confirm_off.csv
 grep -E "timed again|regret|first pass" $R/confirm_on.txt $R/confirm_off.txt | cut -c1-220
+# ==== .gpu/s18_call4.sh
+#!/usr/bin/env bash
+# Session 18 call 4: tuner A/B, retime of close calls off / on (each a whole-suite tune, then auto
+# against every tactic between bucket edges, with bench's head-to-head confirm).
+set -u
+cd "$(dirname "$0")/.."
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+OUT="$OUT" bash scripts/gpu_tune_ab.sh .gpu/bin "" "--retime-close-calls" > "$OUT/ab_summary.txt" 2>&1
+cat "$OUT/ab_summary.txt"
