@@ -69,3 +69,14 @@ cd "$(dirname "$0")/.."
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 OUT="$OUT" bash scripts/gpu_tune_ab.sh .gpu/bin "" "--retime-close-calls" > "$OUT/ab_summary.txt" 2>&1
 cat "$OUT/ab_summary.txt"
+# ==== .gpu/s18_call5.sh
+#!/usr/bin/env bash
+# Session 18 call 5: untuned bench at M=1,2,16384 (each shape's M=1 follows the previous shape's
+# M=16384) with the head-to-head rounds after all first passes: is M=1's first pass unperturbed?
+set -u
+cd "$(dirname "$0")/.."
+B=.gpu/bin; unset FP8GEMM_CACHE FP8GEMM_TUNE
+s=$SECONDS
+timeout 200 $B/fp8gemm bench --model all --m 1,2,16384 --tactics all --csv $OUT/untuned_1_2_16384.csv > $OUT/untuned_1_2_16384.log 2>&1
+echo "bench rc=$? $((SECONDS-s)) s"
+python3 scripts/auto_regret.py --by-m --worst 6 $OUT/untuned_1_2_16384.csv | cut -c1-160
