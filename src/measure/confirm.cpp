@@ -12,9 +12,7 @@ namespace fp8gemm {
 double AutoConfirm::regret() const { return ran ? auto_us / std::min(auto_us, best_us) : NAN; }
 
 const BenchEntry* fastest_other_than_auto(const BenchPoint& point) {
-  const BenchEntry* auto_entry = nullptr;
-  for (const BenchEntry& e : point.entries)
-    if (e.label == "auto") auto_entry = &e;
+  const BenchEntry* auto_entry = find_entry(point, "auto");
   if (!auto_entry) return nullptr;
   const BenchEntry* best = nullptr;
   for (const BenchEntry& e : point.entries) {
@@ -27,9 +25,7 @@ const BenchEntry* fastest_other_than_auto(const BenchPoint& point) {
 
 AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, const Tactic& auto_choice) {
   AutoConfirm c;
-  const BenchEntry* auto_entry = nullptr;
-  for (const BenchEntry& e : point.entries)
-    if (e.label == "auto") auto_entry = &e;
+  const BenchEntry* auto_entry = find_entry(point, "auto");
   if (!auto_entry || !auto_entry->ok) {
     c.note = "auto was not timed";
     return c;
@@ -84,10 +80,8 @@ void print_confirm_line(std::ostream& os, const BenchPoint& point) {
 }
 
 double first_pass_regret(const BenchPoint& point) {
-  const BenchEntry* auto_entry = nullptr;
-  for (const BenchEntry& e : point.entries)
-    if (e.label == "auto" && e.ok && e.us > 0) auto_entry = &e;
-  if (!auto_entry) return NAN;
+  const BenchEntry* auto_entry = find_entry(point, "auto");
+  if (!auto_entry || !auto_entry->ok || !(auto_entry->us > 0)) return NAN;
   const BenchEntry* other = fastest_other_than_auto(point);
   return other ? auto_entry->us / std::min(auto_entry->us, other->us) : 1.0;
 }

@@ -48,12 +48,6 @@ std::vector<std::string> all_labels(const std::vector<BenchPoint>& points) {
   return labels;
 }
 
-const BenchEntry* find_entry(const BenchPoint& p, const std::string& label) {
-  for (const BenchEntry& e : p.entries)
-    if (e.label == label) return &e;
-  return nullptr;
-}
-
 // The ratio of the fastest ok entry of a point (0 when none).
 double best_ratio(const BenchPoint& p) {
   double best = 0;
@@ -106,6 +100,12 @@ std::string problem_dtypes(const Problem& p) {
 }
 
 }  // namespace
+
+const BenchEntry* find_entry(const BenchPoint& p, const std::string& label) {
+  for (const BenchEntry& e : p.entries)
+    if (e.label == label) return &e;
+  return nullptr;
+}
 
 std::vector<GeomeanRow> geomeans(const std::vector<BenchPoint>& points) {
   std::vector<std::string> labels = challenger_labels(points);

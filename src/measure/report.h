@@ -52,6 +52,9 @@ struct BenchPoint {
   AutoConfirm confirm;
 };
 
+// The point's entry with this label ("auto", "cublaslt_best", ...), or nullptr.
+const BenchEntry* find_entry(const BenchPoint& p, const std::string& label);
+
 struct EntryMetrics {
   double tflops = 0, gbps = 0, roofline_pct = 0;
   double ratio = 0;  // default_us / us: > 1 is faster than the cuBLASLt default; 0 when unknown

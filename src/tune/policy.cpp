@@ -504,8 +504,11 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
   double retime_budget_us = 0.25 * o.key_budget_ms * 1e3;
   auto [retimed, retime_note] = retime_held_back(problem, rr.reference, finalists, edge, retime_budget_us, timer, o);
   const Timing* round_winner = edge.winner;
-  if (!retimed)
+  bool close_call = false;  // whether `retimed` is a close call's (else held back by noise, or none)
+  if (!retimed) {
     std::tie(retimed, retime_note) = retime_close_call(problem, rr.reference, finalists, edge, retime_budget_us, timer, o);
+    close_call = retimed != nullptr;
+  }
   for (const Timing& t : rr.finalists)
     d.candidates.push_back(report_of(t, edge, o.output_tolerance, &t == retimed ? retime_note : ""));
   for (CandidateReport& c : d.candidates)  // how far the short round's ranking can be trusted
@@ -600,7 +603,6 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
                                                  std::to_string(s.sampled_m) + ")");
   }
   below = edge_note + below;
-  const bool close_call = retimed && retime_note.rfind("a close call", 0) == 0;
   if (close_call && edge.winner == retimed && edge.winner != round_winner)
     return finish(retimed->tactic.name() + " takes the point: " + retime_note + below);
   if (close_call && round_winner && !edge.winner)

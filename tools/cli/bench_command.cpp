@@ -312,10 +312,8 @@ void run_bench(const BenchOptions& o) {
       BenchPoint& pt = points[i];
       std::fprintf(stderr, "[confirm %zu/%zu] %s M=%lld\n", i + 1, points.size(), pt.shape.c_str(),
                    (long long)pt.problem.m);
-      const BenchEntry* auto_entry = nullptr;
-      for (const BenchEntry& e : pt.entries)
-        if (e.label == "auto" && e.ok) auto_entry = &e;
-      if (!auto_entry) continue;
+      const BenchEntry* auto_entry = find_entry(pt, "auto");
+      if (!auto_entry || !auto_entry->ok) continue;
       pt.confirm = confirm_auto(timer, pt, Tactic::parse(auto_entry->tactic));
       print_confirm_line(std::cout, pt);
       std::cout.flush();
