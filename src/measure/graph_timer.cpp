@@ -17,7 +17,9 @@ namespace fp8gemm {
 int calls_per_replay_for(double call_us, const GraphTimerOptions& o) {
   if (!(call_us > 0)) return o.max_calls;
   const double needed = std::ceil(o.target_replay_us / call_us);
-  return int(std::clamp(needed, double(o.min_calls), double(o.max_calls)));
+  const int calls = int(std::clamp(needed, double(o.min_calls), double(o.max_calls)));
+  if (!(o.min_replay_us > 0)) return calls;
+  return std::max(calls, int(std::min(200.0, std::ceil(o.min_replay_us / call_us))));
 }
 
 namespace {

@@ -16,6 +16,11 @@ struct GraphTimerOptions {
   double target_replay_us = 1000;  // automatic sizing: a replay of >= this needs no more calls
   int max_calls = 20;              // calls per replay for short kernels
   int min_calls = 3;               // calls per replay for the longest kernels
+  // With automatic sizing, also replays of at least this long (more than max_calls short calls, up
+  // to 200); 0: off. For measuring experiments (`fp8gemm bench --min-replay-us`): at 3-7 us calls
+  // the per-replay cost spread over 20 calls moved a tactic's time by ~7% (docs/perf/small_m.md
+  // "Session 18").
+  double min_replay_us = 0;
   uint64_t seed = 0x5eed;          // data is random, but the same from run to run
   // Settling (docs/tuning.md "Power and clocks"): under sustained load the H200 holds a heavy
   // GEMM at the clock its power cap allows (4096x4480x15680: ~470 us per call against ~408 us in
@@ -53,7 +58,8 @@ GraphTimerOptions with_settle_env(GraphTimerOptions o, const char* settle_ms, co
                                   const char* settle_busy_ms = nullptr);
 
 // Calls per replay for a kernel whose single call took `call_us`: `max_calls` unless that many
-// would last >= target_replay_us, then just enough to reach it, but at least `min_calls`.
+// would last >= target_replay_us, then just enough to reach it, but at least `min_calls`; with
+// min_replay_us, at least enough calls to last that long (at most 200).
 int calls_per_replay_for(double call_us, const GraphTimerOptions& options);
 
 class GraphTimer : public Timer {

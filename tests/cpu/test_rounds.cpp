@@ -236,6 +236,13 @@ TEST(GraphTimerSizing, CallsPerReplay) {
   EXPECT_EQ(calls_per_replay_for(300, o), 4);
   EXPECT_EQ(calls_per_replay_for(11000, o), 3);
   EXPECT_EQ(calls_per_replay_for(0, o), 20);  // an unmeasurable probe: assume short
+  GraphTimerOptions longer;
+  longer.min_replay_us = 300;
+  EXPECT_EQ(calls_per_replay_for(5, longer), 60);   // 300 us of 5 us calls, beyond max_calls
+  EXPECT_EQ(calls_per_replay_for(1, longer), 200);  // capped
+  EXPECT_EQ(calls_per_replay_for(50, longer), 20);  // 20 calls already last 1 ms
+  EXPECT_EQ(calls_per_replay_for(300, longer), 4);
+  EXPECT_EQ(calls_per_replay_for(0, longer), 20);
 }
 
 // The settle knobs for measuring experiments: unset leaves the defaults, 0 turns settling off,

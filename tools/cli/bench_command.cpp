@@ -39,6 +39,7 @@ struct BenchOptions {
   double verify_tolerance = 0.02;
   bool verify = true;
   bool confirm_auto = true;  // time auto and the fastest other tactic again, head to head
+  double min_replay_us = 0;  // GraphTimerOptions::min_replay_us (0: DESIGN's sizing, >= 20 calls)
 };
 
 constexpr const char* kDefaultLabel = "cublaslt_default";
@@ -279,9 +280,13 @@ void run_bench(const BenchOptions& o) {
       std::cout << "backend " << b->name() << " unavailable: " << b->available().reason << "\n";
   std::cout << "timing: CUDA-graph replays over rotating weight copies (>= 2x L2), short round 1 replay, "
             << "full round " << o.replays << " replays, <= " << o.max_finalists << " finalists; "
-            << "calls >= 100 us timed after 20-60 ms under load (power cap)\n";
+            << "calls >= 100 us timed after 20-60 ms under load (power cap)";
+  if (o.min_replay_us > 0) std::cout << "; replays of short calls >= " << o.min_replay_us << " us";
+  std::cout << "\n";
 
-  GraphTimer timer(ctx);
+  GraphTimerOptions timer_options;
+  timer_options.min_replay_us = o.min_replay_us;
+  GraphTimer timer(ctx, timer_options);
   std::vector<BenchPoint> points;
   int failures = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -382,6 +387,11 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_option("--prune-ratio", o.prune_ratio, "short round drops candidates slower than this x best")
       ->capture_default_str();
   cmd->add_flag("!--no-verify", o.verify, "do not compare outputs with the cuBLASLt default's");
+  cmd->add_option("--min-replay-us", o.min_replay_us,
+                  "replays of short calls last at least this long (more than 20 calls, at most 200); 0: 20 calls "
+                  "(DESIGN's minimum). For comparing replay lengths; every ratio in the run uses it")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100000.0));
   cmd->add_flag("!--no-confirm-auto", o.confirm_auto,
                 "do not time auto and the fastest other tactic again, head to head (9 replays of >= 300 us, "
                 "ABBA), after every point's first pass");
