@@ -19,7 +19,7 @@ int calls_per_replay_for(double call_us, const GraphTimerOptions& o) {
   const double needed = std::ceil(o.target_replay_us / call_us);
   const int calls = int(std::clamp(needed, double(o.min_calls), double(o.max_calls)));
   if (!(o.min_replay_us > 0)) return calls;
-  return std::max(calls, int(std::min(200.0, std::ceil(o.min_replay_us / call_us))));
+  return std::max(calls, int(std::min(double(kMaxCallsPerReplay), std::ceil(o.min_replay_us / call_us))));
 }
 
 namespace {

@@ -17,7 +17,7 @@ struct GraphTimerOptions {
   int max_calls = 20;              // calls per replay for short kernels
   int min_calls = 3;               // calls per replay for the longest kernels
   // With automatic sizing, also replays of at least this long (more than max_calls short calls, up
-  // to 200); 0: off. For measuring experiments (`fp8gemm bench --min-replay-us`): at 3-7 us calls
+  // to kMaxCallsPerReplay); 0: off. For measuring experiments (`fp8gemm bench --min-replay-us`): at 3-7 us calls
   // the per-replay cost spread over 20 calls moved a tactic's time by ~7% (docs/perf/small_m.md
   // "Session 18").
   double min_replay_us = 0;

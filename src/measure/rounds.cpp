@@ -78,7 +78,8 @@ double paired_noise(const Timing& first, const Timing& again) {
 }
 
 MeasureOptions long_replays(double call_us, int replays, double replay_us) {
-  const double calls = std::clamp(std::ceil(replay_us / std::max(call_us, 0.1)), 3.0, 200.0);
+  const double calls =
+      std::clamp(std::ceil(replay_us / std::max(call_us, 0.1)), 3.0, double(kMaxCallsPerReplay));
   return MeasureOptions{int(calls), replays, 1};
 }
 

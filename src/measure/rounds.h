@@ -43,11 +43,14 @@ struct RoundResult {
 // difference when the sample counts differ).
 double paired_noise(const Timing& first, const Timing& again);
 
+// How long a long replay lasts at least (long_replays): the retime's and bench's head-to-head rounds.
+constexpr double kLongReplayUs = 300;
+
 // A round for a few candidates whose calls take ~`call_us`: `replays` replays of as many calls
-// as make >= `replay_us` (3 to 200 calls). A round's 20-call replay of 3-6 us calls lasts ~90 us,
+// as make >= `replay_us` (3 to kMaxCallsPerReplay calls). A round's 20-call replay of 3-6 us calls lasts ~90 us,
 // and its noise floor (H200: 1.4% median, up to 4.4%) is too high to tell two tactics a few
 // percent apart; ~300 us replays bring it to ~0.2-0.7% (docs/tuning.md "Retiming a challenger").
-MeasureOptions long_replays(double call_us, int replays, double replay_us = 300);
+MeasureOptions long_replays(double call_us, int replays, double replay_us = kLongReplayUs);
 
 // candidates[0] is the reference (default) tactic; it always reaches the full round. The short
 // round runs only when there are >= 2 challengers; the full round is one Timer::measure call

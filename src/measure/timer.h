@@ -11,6 +11,10 @@
 
 namespace fp8gemm {
 
+// The most calls one replay holds: long replays of short calls stop here (long_replays,
+// GraphTimerOptions::min_replay_us).
+constexpr int kMaxCallsPerReplay = 200;
+
 struct MeasureOptions {
   int calls_per_replay = 0;  // 0: automatic (>= 20 short calls, >= 3 once a replay is >= ~1 ms)
   int replays = 7;           // timed graph replays per candidate (median taken); >= 5 for reports

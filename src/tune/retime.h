@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "measure/rounds.h"
 #include "measure/timer.h"
 #include "tune/policy.h"
 
@@ -36,8 +37,9 @@ double retime_cost_us(double call_us);
 Retime retime(const Problem& q, const Tactic& reference, const Tactic& challenger, double call_us, Timer& timer,
               const PolicyOptions& o, const std::string& reference_is = "the default");
 
-// Calls shorter than this make a round's replays (>= 20 calls) shorter than a retime's (>= 300
-// us): there the two can rank tactics differently (PolicyOptions::retime_close_calls).
-constexpr double kCloseCallUs = 15;
+// Calls shorter than this make a round's replays (20 calls: GraphTimerOptions::max_calls) shorter
+// than a retime's (kLongReplayUs): there the two can rank tactics differently
+// (PolicyOptions::retime_close_calls). 15 us.
+constexpr double kCloseCallUs = kLongReplayUs / 20;
 
 }  // namespace fp8gemm::tuning

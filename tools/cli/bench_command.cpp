@@ -312,7 +312,7 @@ void run_bench(const BenchOptions& o) {
   // ones lost 4-12% in the first pass).
   if (o.confirm_auto && !points.empty()) {
     std::cout << "\nauto against the fastest other tactic, timed again head to head ([auto, best, best, auto], "
-              << kConfirmReplays << " replays of >= 300 us):\n";
+              << kConfirmReplays << " replays of >= " << kLongReplayUs << " us):\n";
     for (size_t i = 0; i < points.size(); ++i) {
       BenchPoint& pt = points[i];
       std::fprintf(stderr, "[confirm %zu/%zu] %s M=%lld\n", i + 1, points.size(), pt.shape.c_str(),
