@@ -23,10 +23,22 @@ const BenchEntry* fastest_other_than_auto(const BenchPoint& point) {
   return best;
 }
 
-AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, const Tactic& auto_choice) {
+namespace {
+
+// The timing of the tactic named `name` among the point's, or nullptr.
+const Timing* timing_named(const BenchPoint& point, const std::string& name) {
+  for (const Timing& t : point.timings)
+    if (t.tactic.name() == name) return &t;
+  return nullptr;
+}
+
+}  // namespace
+
+AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point) {
   AutoConfirm c;
   const BenchEntry* auto_entry = find_entry(point, "auto");
-  if (!auto_entry || !auto_entry->ok) {
+  const Timing* auto_timing = auto_entry && auto_entry->ok ? timing_named(point, auto_entry->tactic) : nullptr;
+  if (!auto_timing) {
     c.note = "auto was not timed";
     return c;
   }
@@ -36,9 +48,7 @@ AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, const Tactic& au
     return c;
   }
   c.best_tactic = best->tactic;
-  const Timing* best_timing = nullptr;
-  for (const Timing& t : point.timings)
-    if (t.tactic.name() == best->tactic) best_timing = &t;
+  const Timing* best_timing = timing_named(point, best->tactic);
   if (!best_timing) {
     c.note = "the best's tactic has no timing";
     return c;
@@ -48,7 +58,8 @@ AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, const Tactic& au
   c.replays = round.replays;
   std::vector<Timing> t;
   try {
-    t = timer.measure(point.problem, {auto_choice, best_timing->tactic, best_timing->tactic, auto_choice}, round);
+    const Tactic& a = auto_timing->tactic;
+    t = timer.measure(point.problem, {a, best_timing->tactic, best_timing->tactic, a}, round);
   } catch (const std::exception& e) {
     c.note = std::string("the round failed: ") + e.what();
     return c;

@@ -18,12 +18,12 @@ constexpr int kConfirmReplays = 9;
 // entries (named_*) are not candidates.
 const BenchEntry* fastest_other_than_auto(const BenchPoint& point);
 
-// Times [auto, best, best, auto] (ABBA, so drift during the round cancels) on point.problem, with
-// `auto_choice` and the fastest other entry's tactic (from point.timings). Always against the
+// Times [auto, best, best, auto] (ABBA, so drift during the round cancels) on point.problem: the
+// tactics of the auto entry and of the fastest other entry, as point.timings holds them. Always against the
 // fastest other, also where auto looked fastest: a point's first-pass regret is biased either way
 // by whichever tactic's medians happened to be low, and only a fresh round is not. Never throws:
 // a failed round is reported in the note, with ran = false.
-AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, const Tactic& auto_choice);
+AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point);
 
 // One line for the point's head-to-head round: its regret, times, noise and the best's tactic, or
 // why it did not run (nothing when it was not tried).

@@ -46,7 +46,7 @@ TEST(ConfirmAuto, TimesAutoAgainstTheFastestOtherInAnAbbaRoundOfLongReplays) {
   FakeTimer timer;
   // The first pass's 9.0 was a lucky median: head to head, auto is the faster.
   timer.true_us = {{kAuto.name(), 9.3}, {kCublasBest.name(), 9.4}};
-  const AutoConfirm c = confirm_auto(timer, p, kAuto);
+  const AutoConfirm c = confirm_auto(timer, p);
   ASSERT_TRUE(c.ran) << c.note;
   ASSERT_EQ(timer.measured.size(), 1u);
   EXPECT_EQ(timer.measured[0], (std::vector<Tactic>{kAuto, kCublasBest, kCublasBest, kAuto}));
@@ -64,7 +64,7 @@ TEST(ConfirmAuto, EachTacticIsTheMeanOfItsTwoTimingsAndTheNoiseTheirSpread) {
   FakeTimer timer;
   timer.true_us = {{kAuto.name(), 10.0}, {kCublasBest.name(), 9.0}};
   timer.reference_repeat_scale = 1.04;  // auto's second timing (the list's last, a repeat of its first)
-  const AutoConfirm c = confirm_auto(timer, p, kAuto);
+  const AutoConfirm c = confirm_auto(timer, p);
   ASSERT_TRUE(c.ran);
   EXPECT_DOUBLE_EQ(c.auto_us, 10.2);
   EXPECT_NEAR(c.noise, 0.04, 1e-12);
@@ -76,7 +76,7 @@ TEST(ConfirmAuto, WhereAutoLookedFastestItIsStillTimedAgainstTheRunnerUp) {
   FakeTimer timer;
   timer.true_us = {{kAuto.name(), 9.45}, {kCublasBest.name(), 9.0}};
   EXPECT_DOUBLE_EQ(first_pass_regret(p), 1.0);
-  const AutoConfirm c = confirm_auto(timer, p, kAuto);
+  const AutoConfirm c = confirm_auto(timer, p);
   ASSERT_TRUE(c.ran);
   EXPECT_EQ(c.best_tactic, kCublasBest.name());
   EXPECT_NEAR(c.regret(), 1.05, 1e-12);
@@ -91,7 +91,7 @@ TEST(ConfirmAuto, NeitherAutosOwnTacticNorANamedTacticIsTheBest) {
   EXPECT_EQ(other->label, "cutlass_best");
   FakeTimer timer;
   timer.true_us = {{kCublasBest.name(), 9.0}, {kCutlass.name(), 9.5}};
-  const AutoConfirm c = confirm_auto(timer, p, kCublasBest);
+  const AutoConfirm c = confirm_auto(timer, p);
   ASSERT_TRUE(c.ran);
   EXPECT_EQ(c.best_tactic, kCutlass.name());
   EXPECT_DOUBLE_EQ(c.regret(), 1.0);
@@ -101,7 +101,7 @@ TEST(ConfirmAuto, AFailedRoundIsReportedNotThrown) {
   BenchPoint p = point();
   FakeTimer timer;
   timer.true_us = {{kAuto.name(), 9.3}};  // the best's tactic fails to launch
-  AutoConfirm c = confirm_auto(timer, p, kAuto);
+  AutoConfirm c = confirm_auto(timer, p);
   EXPECT_FALSE(c.ran);
   EXPECT_NE(c.note.find("failed"), std::string::npos) << c.note;
   EXPECT_TRUE(std::isnan(c.regret()));
@@ -111,13 +111,13 @@ TEST(ConfirmAuto, AFailedRoundIsReportedNotThrown) {
       throw std::runtime_error("graph capture failed");
     }
   } throwing;
-  c = confirm_auto(throwing, p, kAuto);
+  c = confirm_auto(throwing, p);
   EXPECT_FALSE(c.ran);
   EXPECT_NE(c.note.find("graph capture failed"), std::string::npos) << c.note;
 
   BenchPoint untimed = point();
   untimed.entries[3].ok = false;
-  c = confirm_auto(timer, untimed, kAuto);
+  c = confirm_auto(timer, untimed);
   EXPECT_FALSE(c.ran);
   EXPECT_EQ(c.note, "auto was not timed");
 }
@@ -126,7 +126,7 @@ TEST(ConfirmAuto, ReportedInTheTableCsvJsonAndSummary) {
   BenchPoint p = point();
   FakeTimer timer;
   timer.true_us = {{kAuto.name(), 9.45}, {kCublasBest.name(), 9.0}};
-  p.confirm = confirm_auto(timer, p, kAuto);
+  p.confirm = confirm_auto(timer, p);
   BenchPoint q = point(kAuto, 8.0);  // not timed again: keeps its first-pass regret, 1.000
   q.problem.m = 128;
   q.confirm.note = "no other tactic was timed";

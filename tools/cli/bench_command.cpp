@@ -319,7 +319,7 @@ void run_bench(const BenchOptions& o) {
                    (long long)pt.problem.m);
       const BenchEntry* auto_entry = find_entry(pt, "auto");
       if (!auto_entry || !auto_entry->ok) continue;
-      pt.confirm = confirm_auto(timer, pt, Tactic::parse(auto_entry->tactic));
+      pt.confirm = confirm_auto(timer, pt);
       print_confirm_line(std::cout, pt);
       std::cout.flush();
     }
