@@ -32,10 +32,12 @@ constexpr MeasureOptions kBelowEdgeRound{0, 5, 1};
 
 }  // namespace
 
-double below_edge_cost_us(const Problem& q) {
+double round_cost_us(const Problem& q, const MeasureOptions& round, int tactics) {
   const double t = estimate_call_us(q);
-  return double(kBelowEdgeRound.replays + kBelowEdgeRound.warmup_replays) * expected_calls(t) * t;
+  return double(tactics) * (round.replays + round.warmup_replays) * expected_calls(t) * t;
 }
+
+double below_edge_cost_us(const Problem& q) { return round_cost_us(q, kBelowEdgeRound); }
 
 double output_diff(Timer& timer, const Problem& p, const Tactic& reference, const Tactic& challenger) {
   try {

@@ -142,6 +142,10 @@ std::vector<int64_t> bucket_sample_ms(int64_t m, int count);
 // The previous edge of m's bucket: the bucket is (lower, edge].
 int64_t bucket_lower(int64_t m);
 
+// The estimated cost (us) of `tactics` tactics timed at q in a round of `round` (its warm-up and
+// timed replays, with the GPU timer's default sizing); only for budgeting.
+double round_cost_us(const Problem& q, const MeasureOptions& round, int tactics = 1);
+
 // The estimated cost (us) of one tactic timed below the edge at q (warm-up + 5 replays); only
 // for budgeting.
 double below_edge_cost_us(const Problem& q);

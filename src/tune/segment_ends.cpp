@@ -5,7 +5,6 @@
 #include <optional>
 #include <utility>
 
-#include "measure/graph_timer.h"
 #include "tune/tuner.h"
 
 namespace fp8gemm::tuning {
@@ -27,13 +26,6 @@ struct Contender {
 // How far split_segments bisects a segment whose ends disagree: each step halves the M range
 // where the two contenders' times cross (3 steps: to 1/8 of the segment, ~8 M of a 64-M bucket).
 constexpr int kSplitSteps = 3;
-
-// The cost of one round of `tactics` at q timed as kLowEndRound, in us.
-double low_end_cost_us(const Problem& q, int tactics) {
-  const double t = estimate_call_us(q);
-  return double(tactics) * (kLowEndRound.replays + kLowEndRound.warmup_replays) *
-         calls_per_replay_for(t, GraphTimerOptions{}) * t;
-}
 
 // PolicyOptions::split_segments. Segment i was timed at its lowest M (`low`; its low-end rows are
 // the last of its candidates), contenders[0] is its choice. Where another contender is faster at
@@ -63,7 +55,7 @@ bool split_where_they_cross(std::vector<ChoiceSegment>& segments, size_t i, cons
     for (int step = 0; step < kSplitSteps && hi - lo > 1; ++step) {
       Problem q = problem;
       q.m = lo + (hi - lo) / 2;
-      const double cost_us = low_end_cost_us(q, 2);
+      const double cost_us = round_cost_us(q, kLowEndRound, 2);
       if (cost_us > budget_us) break;
       budget_us -= cost_us;
       const std::vector<Timing> r = timer.measure(q, {choice, lower_tactic}, kLowEndRound);
