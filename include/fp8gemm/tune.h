@@ -128,6 +128,11 @@ struct TuneOptions {
   // retime's: the choice and the fastest other tactic within 5% of it are timed again in the
   // longer round, which decides (docs/tuning.md "Retiming a close call"). Off: measured once.
   bool retime_close_calls = false;
+  // Replays of short calls last at least this long (more than 20 calls, up to 200; the GPU
+  // timer's GraphTimerOptions::min_replay_us); 0: DESIGN's 20 calls. At 3-7 us calls the replay
+  // length reorders small_m's PDL tactics (docs/tuning.md "Longer replays for short calls").
+  // Budget estimates still assume 20-call replays. Must be finite and >= 0.
+  double min_replay_us = 0;
   // Called after each key (done counts keys finished, of total).
   std::function<void(size_t done, size_t total, const Decision&)> progress;
 };

@@ -1,4 +1,5 @@
 // include/fp8gemm/tune.h on top of TuningSelector and the GPU GraphTimer.
+#include <cmath>
 #include <cstdlib>
 #include <mutex>
 
@@ -50,8 +51,12 @@ void install_autotuner(Context& ctx) {
 }
 
 std::vector<Decision> tune(Context& ctx, const std::vector<Problem>& problems, const TuneOptions& options) {
+  FP8GEMM_REQUIRE(std::isfinite(options.min_replay_us) && options.min_replay_us >= 0, kInvalidArgument,
+                  "TuneOptions::min_replay_us must be a finite number >= 0 (got ", options.min_replay_us, ")");
   tuning::TuningSelector& sel = selector_of(ctx);
-  GraphTimer timer(ctx, tuning_timer_options());
+  GraphTimerOptions timer_options = tuning_timer_options();
+  timer_options.min_replay_us = options.min_replay_us;
+  GraphTimer timer(ctx, timer_options);
   return sel.tune(problems, timer, options);
 }
 

@@ -42,6 +42,7 @@ struct TuneCliOptions {
   bool low_end_ties = false;
   bool retime_in_noise = true;
   bool retime_close_calls = false;
+  double min_replay_us = 0;
   bool adaptive_floor_interior = false;
   bool retune = false;
 };
@@ -133,6 +134,7 @@ void run_tune(const TuneCliOptions& o) {
   to.low_end_ties = o.low_end_ties;
   to.retime_in_noise = o.retime_in_noise;
   to.retime_close_calls = o.retime_close_calls;
+  to.min_replay_us = o.min_replay_us;
   to.adaptive_floor_interior = o.adaptive_floor_interior;
   to.retune = o.retune;
   for (const std::string& b : o.backends) to.backends.push_back(canonical_backend_name(b));
@@ -210,6 +212,11 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_flag("--retime-close-calls,!--no-retime-close-calls", o.retime_close_calls,
                 "with --retime-in-noise, at calls under 15 us: the choice and the fastest other tactic within 5% "
                 "of it are timed again in the longer round, which decides (default off)");
+  cmd->add_option("--min-replay-us", o.min_replay_us,
+                  "replays of short calls last at least this long (more than 20 calls, at most 200); 0: 20 calls "
+                  "(DESIGN's minimum)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100000.0));
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });
