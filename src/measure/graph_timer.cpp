@@ -37,7 +37,7 @@ double env_number(const char* name, const char* value, double fallback) {
 }  // namespace
 
 GraphTimerOptions with_settle_env(GraphTimerOptions o, const char* settle_ms, const char* min_call_us,
-                                  const char* settle_busy_ms) {
+                                  const char* settle_busy_ms, const char* recover_ms) {
   if (settle_ms && *settle_ms) {
     o.settle_ms = env_number("FP8GEMM_SETTLE_MS", settle_ms, o.settle_ms);
     o.settle_idle_ms = 3 * o.settle_ms;
@@ -45,6 +45,7 @@ GraphTimerOptions with_settle_env(GraphTimerOptions o, const char* settle_ms, co
   }
   o.settle_busy_ms = env_number("FP8GEMM_SETTLE_BUSY_MS", settle_busy_ms, o.settle_busy_ms);
   o.settle_min_call_us = env_number("FP8GEMM_SETTLE_MIN_CALL_US", min_call_us, o.settle_min_call_us);
+  o.recover_ms = env_number("FP8GEMM_RECOVER_MS", recover_ms, o.recover_ms);
   return o;
 }
 
@@ -137,6 +138,7 @@ struct GraphTimer::Impl {
 
   std::vector<cudaEvent_t> events;
   double last_busy_ms = -1e300;  // host time at which the GPU last finished a measurement
+  double last_heavy_ms = -1e300;  // ... a measurement with a call >= settle_min_call_us
   std::map<std::string, double> spent;  // GraphTimer::spent_ms
 
   // Adds the wall time since `start` to stage `stage` and returns now.
@@ -257,7 +259,9 @@ struct GraphTimer::Impl {
   void settle(const std::vector<GraphExec>& graphs, std::vector<Timing>& timings, int warmup_replays,
               bool may_settle) {
     const bool enabled = may_settle && options.settle_ms > 0;
-    if (!enabled && warmup_replays == 0) {
+    // Light after heavy (GraphTimerOptions::recover_ms): replay until the window has passed.
+    const bool recovering = may_settle && options.recover_ms > 0 && steady_ms() - last_heavy_ms < options.recover_ms;
+    if (!enabled && !recovering && warmup_replays == 0) {
       // Even then, a tactic's first replay in this process gets a warm-up: it may load its
       // kernels' modules on first launch.
       bool any = false;
@@ -271,13 +275,14 @@ struct GraphTimer::Impl {
     double first_round_ms = 0;
     long first_round_calls = 0;
     for (int round = 0;; ++round) {
-      if (round >= warmup_replays) {
-        if (!enabled) break;
-        if (round > 0) {
-          const bool heavy =
-              first_round_calls > 0 && 1000 * first_round_ms / first_round_calls >= options.settle_min_call_us;
-          if (!heavy || steady_ms() - start >= target) break;
-        }
+      if (round >= warmup_replays && round > 0) {
+        const bool heavy =
+            first_round_calls > 0 && 1000 * first_round_ms / first_round_calls >= options.settle_min_call_us;
+        const bool settling = enabled && heavy && steady_ms() - start < target;
+        const bool recovered = !recovering || heavy || steady_ms() - last_heavy_ms >= options.recover_ms;
+        if (!settling && recovered) break;
+      } else if (round >= warmup_replays && !enabled && !recovering) {
+        break;
       }
       long calls = 0;
       for (size_t i = 0; i < graphs.size(); ++i)
@@ -309,7 +314,7 @@ struct GraphTimer::Impl {
 GraphTimer::GraphTimer(Context& ctx, GraphTimerOptions options)
     : impl_(std::make_unique<Impl>(
           ctx, with_settle_env(options, std::getenv("FP8GEMM_SETTLE_MS"), std::getenv("FP8GEMM_SETTLE_MIN_CALL_US"),
-                               std::getenv("FP8GEMM_SETTLE_BUSY_MS")))) {
+                               std::getenv("FP8GEMM_SETTLE_BUSY_MS"), std::getenv("FP8GEMM_RECOVER_MS")))) {
   DeviceGuard guard(ctx.device().device);
   FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
   impl_->l2_bytes = std::max<size_t>(ctx.device().l2_bytes, 1 << 20);
@@ -402,6 +407,10 @@ std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tact
   // A kernel that faults leaves a sticky error: nothing after it can be trusted, so this throws.
   FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(s.stream));
   s.last_busy_ms = s.lap("replays", since);
+  for (size_t i = 0; i < n; ++i)
+    if (timings[i].ok && recorded[i] && graphs[i].calls > 0 &&
+        1000.0 * s.elapsed_ms(s.events[2 * i], s.events[2 * i + 1]) / graphs[i].calls >= s.options.settle_min_call_us)
+      s.last_heavy_ms = s.last_busy_ms;
 
   for (size_t i = 0; i < n; ++i) {
     if (!timings[i].ok) continue;

@@ -38,6 +38,12 @@ struct GraphTimerOptions {
   // the tuner's timer shortens it (tuning_timer_options).
   double settle_busy_ms = 20;
   double busy_gap_ms = 5;
+  // Recovery: a light measurement (calls < settle_min_call_us) that starts within recover_ms of
+  // the end of a heavy one first replays its candidates, round-robin, until recover_ms have passed
+  // since then: under the power cap the SM clock is held down and takes a while to come back
+  // once the load drops, and light (memory-bound) calls timed in that window ran slower.
+  // 0: off. docs/tuning.md "Light after heavy".
+  double recover_ms = 0;
 };
 
 // How long a heavy measurement settles when the GPU has been idle for `gap_ms` since the last
@@ -51,11 +57,12 @@ GraphTimerOptions tuning_timer_options();
 
 // `o` with the environment's settle overrides, for measuring experiments: FP8GEMM_SETTLE_MS
 // (settle_ms; settle_idle_ms becomes three times it; 0 turns settling off),
-// FP8GEMM_SETTLE_BUSY_MS (settle_busy_ms) and FP8GEMM_SETTLE_MIN_CALL_US. Unset or empty:
+// FP8GEMM_SETTLE_BUSY_MS (settle_busy_ms), FP8GEMM_SETTLE_MIN_CALL_US and FP8GEMM_RECOVER_MS
+// (recover_ms). Unset or empty:
 // unchanged. Throws Error(kInvalidArgument) naming the variable for anything but a finite
 // number >= 0. The GraphTimer constructor applies it.
 GraphTimerOptions with_settle_env(GraphTimerOptions o, const char* settle_ms, const char* min_call_us,
-                                  const char* settle_busy_ms = nullptr);
+                                  const char* settle_busy_ms = nullptr, const char* recover_ms = nullptr);
 
 // Calls per replay for a kernel whose single call took `call_us`: `max_calls` unless that many
 // would last >= target_replay_us, then just enough to reach it, but at least `min_calls`; with
