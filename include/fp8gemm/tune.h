@@ -133,11 +133,13 @@ struct TuneOptions {
   // length reorders small_m's PDL tactics (docs/tuning.md "Longer replays for short calls").
   // Budget estimates still assume 20-call replays. Must be finite and >= 0.
   double min_replay_us = 0;
-  // Called after each key (done counts keys finished, of total).
+  // Called after each key (done counts keys finished, of total). Keys are tuned lightest first
+  // (by estimated call time), not in the order given.
   std::function<void(size_t done, size_t total, const Decision&)> progress;
 };
 
-// Tunes every problem's key on `ctx` (one Decision per problem, in order), storing the choices
+// Tunes every problem's key on `ctx` (one Decision per problem, in the order given; the keys are
+// measured lightest first, docs/tuning.md "Light after heavy"), storing the choices
 // in ctx's tuned cache (installing the autotuner on ctx if needed). Needs a GPU.
 std::vector<Decision> tune(Context& ctx, const std::vector<Problem>& problems,
                            const TuneOptions& options = {});

@@ -41,9 +41,11 @@ struct GraphTimerOptions {
   // Recovery: a light measurement (calls < settle_min_call_us) that starts within recover_ms of
   // the end of a heavy one first replays its candidates, round-robin, until recover_ms have passed
   // since then: under the power cap the SM clock is held down and takes a while to come back
-  // once the load drops, and light (memory-bound) calls timed in that window ran slower.
-  // 0: off. docs/tuning.md "Light after heavy".
-  double recover_ms = 0;
+  // once the load drops, and light (memory-bound) calls timed in that window ran slower. H200
+  // (docs/tuning.md "Light after heavy"): a 6-15 us call timed within ~30 ms of an M=3000 round
+  // ran 5-28% slower than in the first pass; recovering for 100 ms was not always enough, 300 ms
+  // was (0.98-1.01). 0: off.
+  double recover_ms = 300;
 };
 
 // How long a heavy measurement settles when the GPU has been idle for `gap_ms` since the last

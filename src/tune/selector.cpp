@@ -1,6 +1,7 @@
 #include "tune/selector.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "core/steady_clock.h"
 #include "tune/warnings.h"
@@ -104,8 +105,18 @@ std::vector<Decision> TuningSelector::tune_locked(const std::vector<Problem>& pr
   // finalists, tried first at the next bucket of that shape (under a tight key budget, at large
   // M, only a few candidates are measured; neighbouring buckets mostly share their best).
   std::map<std::string, std::vector<std::string>> neighbour_best;
-  std::vector<Decision> out;
-  for (size_t i = 0; i < problems.size(); ++i) {
+  // Lightest keys first, by estimated call time (a shape's buckets stay in M order, so
+  // neighbour_best still follows them): a light key timed right after a heavy one would run
+  // while the SM clock comes back from the power cap (docs/tuning.md "Light after heavy").
+  std::vector<size_t> order(problems.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return estimate_call_us(key_of(problems[a]).representative()) <
+           estimate_call_us(key_of(problems[b]).representative());
+  });
+  std::vector<Decision> out(problems.size());
+  size_t done = 0;
+  for (const size_t i : order) {
     const TuneKey key = key_of(problems[i]);
     const Problem rep = key.representative();
     Decision d;
@@ -138,8 +149,8 @@ std::vector<Decision> TuningSelector::tune_locked(const std::vector<Problem>& pr
       }
     }
     by_key.emplace(key.to_string(), d);
-    out.push_back(d);
-    if (options.progress) options.progress(i + 1, problems.size(), d);
+    out[i] = d;
+    if (options.progress) options.progress(++done, problems.size(), d);
   }
   return out;
 }

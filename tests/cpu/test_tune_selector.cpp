@@ -156,6 +156,34 @@ TEST_F(SelectorTest, NeighbouringBucketsBestIsTriedFirst) {
   EXPECT_EQ(timer.measured[second][1].name(), "cublaslt:h1");
 }
 
+// Keys are measured lightest first (a light key timed right after a heavy one runs while the
+// clock recovers from the power cap), and the decisions come back in the order given.
+TEST_F(SelectorTest, LightestKeysAreTunedFirstAndDecisionsKeepTheirOrder) {
+  TuningSelector sel(config());
+  FakeTimer timer;
+  timer.true_us = times();
+  const std::vector<Problem> given{problem(4096), problem(1, 1024, 1024), problem(64), problem(8192, 8192, 8192)};
+  std::vector<int64_t> progress_m;
+  TuneOptions o;
+  o.progress = [&](size_t done, size_t total, const Decision& d) {
+    EXPECT_EQ(done, progress_m.size() + 1);
+    EXPECT_EQ(total, given.size());
+    progress_m.push_back(d.problem.m);
+  };
+  const std::vector<Decision> d = sel.tune(given, timer, o);
+  ASSERT_EQ(d.size(), given.size());
+  for (size_t i = 0; i < given.size(); ++i) {
+    EXPECT_EQ(d[i].problem.n, given[i].n);
+    EXPECT_EQ(d[i].problem.m, m_bucket(given[i].m));
+  }
+  EXPECT_EQ(progress_m, (std::vector<int64_t>{1, 64, 4096, 8192}));
+  ASSERT_FALSE(timer.measured_m.empty());
+  // Every measurement of the two light keys (M <= 64, their samples below the edge included)
+  // comes before any of the two heavy ones.
+  EXPECT_EQ(timer.measured_m.front(), 1);
+  EXPECT_TRUE(std::is_partitioned(timer.measured_m.begin(), timer.measured_m.end(), [](int64_t m) { return m <= 64; }));
+}
+
 TEST_F(SelectorTest, NamedBackendOnlyGetsItsOwnTunedChoice) {
   TuningSelector sel(config());
   FakeTimer timer;

@@ -52,6 +52,33 @@ TEST(GraphTimer, LongKernelsGetFewerButAtLeastThreeCalls) {
   EXPECT_LT(tflops, 1979.0);
 }
 
+// Light after heavy (GraphTimerOptions::recover_ms): a light measurement that follows a heavy
+// one replays (untimed, in "settle") until recover_ms have passed since the heavy one ended.
+TEST(GraphTimer, LightAfterHeavyRecoversFirst) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  Context& ctx = testing::test_context();
+  const Problem heavy = problem(8192, 8192, 8192), light = problem(1, 4096, 4096);
+  const Tactic th = ctx.choose(heavy, "cublaslt"), tl = ctx.choose(light, "cublaslt");
+  for (const double recover_ms : {0.0, 1000.0}) {
+    GraphTimerOptions o;
+    o.recover_ms = recover_ms;
+    GraphTimer timer(ctx, o);
+    ASSERT_TRUE(timer.measure(light, {tl}, MeasureOptions{0, 5, 1})[0].ok);  // buffers and modules warm
+    ASSERT_TRUE(timer.measure(heavy, {th}, MeasureOptions{0, 5, 1})[0].ok);
+    const double settled_before = timer.spent_ms().at("settle");
+    const std::vector<Timing> r = timer.measure(light, {tl}, MeasureOptions{0, 5, 1});
+    ASSERT_TRUE(r[0].ok) << r[0].error;
+    const double settled = timer.spent_ms().at("settle") - settled_before;
+    if (recover_ms > 0) {
+      // Preparing and capturing the light problem took part of the window, not all of it.
+      EXPECT_GE(settled, 0.5 * recover_ms);
+      EXPECT_LT(settled, recover_ms + 200);
+    } else {
+      EXPECT_LT(settled, 100.0) << "no recovery asked for";
+    }
+  }
+}
+
 TEST(GraphTimer, FailingCandidateIsReportedAndOthersStillRun) {
   FP8GEMM_SKIP_WITHOUT_GPU();
   Context& ctx = testing::test_context();

@@ -73,6 +73,13 @@ std::vector<Problem> problems_of(const TuneCliOptions& o, const DeviceInfo& devi
   return out;
 }
 
+// The preset layer name of the problem with p's batch, N and K (the first one listed).
+std::string label_of(const std::vector<Problem>& problems, const std::vector<std::string>& labels, const Problem& p) {
+  for (size_t i = 0; i < problems.size(); ++i)
+    if (problems[i].batch == p.batch && problems[i].n == p.n && problems[i].k == p.k) return labels[i];
+  return "?";
+}
+
 std::string cache_path_of(const TuneCliOptions& o) {
   if (!o.cache.empty()) return o.cache;
   if (const char* env = std::getenv("FP8GEMM_CACHE"); env && *env) return env;
@@ -140,7 +147,8 @@ void run_tune(const TuneCliOptions& o) {
   for (const std::string& b : o.backends) to.backends.push_back(canonical_backend_name(b));
   ProgressBar bar(problems.size());
   to.progress = [&](size_t done, size_t, const Decision& d) {
-    bar.update(done, labels[done - 1] + " m<=" + std::to_string(d.problem.m));
+    // Keys are tuned lightest first, not in `problems` order: the label comes from the shape.
+    bar.update(done, label_of(problems, labels, d.problem) + " m<=" + std::to_string(d.problem.m));
   };
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Decision> decisions = tune(ctx, problems, to);
