@@ -276,10 +276,11 @@ struct GraphTimer::Impl {
     long first_round_calls = 0;
     for (int round = 0;; ++round) {
       if (round >= warmup_replays && round > 0) {
-        const bool heavy =
-            first_round_calls > 0 && 1000 * first_round_ms / first_round_calls >= options.settle_min_call_us;
+        const double call_us = first_round_calls > 0 ? 1000 * first_round_ms / first_round_calls : 0;
+        const bool heavy = first_round_calls > 0 && call_us >= options.settle_min_call_us;
         const bool settling = enabled && heavy && steady_ms() - start < target;
-        const bool recovered = !recovering || heavy || steady_ms() - last_heavy_ms >= options.recover_ms;
+        const bool recovered = !recovering || call_us >= options.recover_below_call_us ||
+                               steady_ms() - last_heavy_ms >= options.recover_ms;
         if (!settling && recovered) break;
       } else if (round >= warmup_replays && !enabled && !recovering) {
         break;
@@ -407,10 +408,6 @@ std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tact
   // A kernel that faults leaves a sticky error: nothing after it can be trusted, so this throws.
   FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(s.stream));
   s.last_busy_ms = s.lap("replays", since);
-  for (size_t i = 0; i < n; ++i)
-    if (timings[i].ok && recorded[i] && graphs[i].calls > 0 &&
-        1000.0 * s.elapsed_ms(s.events[2 * i], s.events[2 * i + 1]) / graphs[i].calls >= s.options.settle_min_call_us)
-      s.last_heavy_ms = s.last_busy_ms;
 
   for (size_t i = 0; i < n; ++i) {
     if (!timings[i].ok) continue;
@@ -422,6 +419,12 @@ std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tact
     }
     timings[i].median_us = median(timings[i].samples_us);
   }
+  // Heavy for recover_ms: the fastest candidate's calls are heavy (one slow candidate among light
+  // ones does not make the load heavy).
+  double fastest_us = INFINITY;
+  for (const Timing& t : timings)
+    if (t.ok && !t.samples_us.empty()) fastest_us = std::min(fastest_us, t.median_us);
+  if (std::isfinite(fastest_us) && fastest_us >= s.options.settle_min_call_us) s.last_heavy_ms = s.last_busy_ms;
   return timings;
 }
 

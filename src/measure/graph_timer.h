@@ -38,14 +38,18 @@ struct GraphTimerOptions {
   // the tuner's timer shortens it (tuning_timer_options).
   double settle_busy_ms = 20;
   double busy_gap_ms = 5;
-  // Recovery: a light measurement (calls < settle_min_call_us) that starts within recover_ms of
-  // the end of a heavy one first replays its candidates, round-robin, until recover_ms have passed
-  // since then: under the power cap the SM clock is held down and takes a while to come back
-  // once the load drops, and light (memory-bound) calls timed in that window ran slower. H200
-  // (docs/tuning.md "Light after heavy"): a 6-15 us call timed within ~30 ms of an M=3000 round
-  // ran 5-28% slower than in the first pass; recovering for 100 ms was not always enough, 300 ms
-  // was (0.98-1.01). 0: off.
+  // Recovery: a light measurement (calls < recover_below_call_us: weight streams) that starts
+  // within recover_ms of the end of a heavy one (its fastest candidate's calls >=
+  // settle_min_call_us) first replays its candidates, round-robin, until recover_ms have passed
+  // since then. Under the power cap the SM clock is held down and takes a while to come back once
+  // the load drops; light calls timed in that window ran slower. H200 (docs/tuning.md "Light
+  // after heavy"): 6-15 us calls timed within ~30 ms of an M=3000 round ran 5-28% slower than in
+  // the first pass; recovering for 100 ms was not always enough, 300 ms was (0.98-1.01). Calls of
+  // 25-100 us are left alone: with them recovering too, after any round with one slow candidate,
+  // one H200 run timed M=200-700 first passes ~6% slower and the tune took 171 s instead of ~115.
+  // recover_ms = 0: off.
   double recover_ms = 300;
+  double recover_below_call_us = 25;
 };
 
 // How long a heavy measurement settles when the GPU has been idle for `gap_ms` since the last
