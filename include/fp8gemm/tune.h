@@ -130,9 +130,11 @@ struct TuneOptions {
   bool retime_close_calls = false;
   // Replays of short calls last at least this long (more than 20 calls, up to 200; the GPU
   // timer's GraphTimerOptions::min_replay_us); 0: DESIGN's 20 calls. At 3-7 us calls the replay
-  // length reorders small_m's PDL tactics (docs/tuning.md "Longer replays for short calls").
-  // Budget estimates still assume 20-call replays. Must be finite and >= 0.
-  double min_replay_us = 0;
+  // length reorders small_m's PDL tactics: with 20-call replays the tuner chose `persist=1`
+  // tactics that lose by 3-17% in bench's >= 300 us head-to-head rounds (docs/tuning.md "Longer
+  // replays for short calls"; default 300 since session 19's A/B). Budget estimates still assume
+  // 20-call replays. Must be finite and >= 0.
+  double min_replay_us = 300;
   // Called after each key (done counts keys finished, of total). Keys are tuned lightest first
   // (by estimated call time), not in the order given.
   std::function<void(size_t done, size_t total, const Decision&)> progress;

@@ -58,7 +58,8 @@ struct GraphTimerOptions {
 double settle_target_ms(const GraphTimerOptions& o, double gap_ms);
 
 // The tuner's timer: settles of 5 ms between a key's back-to-back measurements (20 ms after a
-// pause, 60 after an idle gap, as every timer). docs/tuning.md "Power and clocks".
+// pause, 60 after an idle gap, as every timer; docs/tuning.md "Power and clocks"), and replays of
+// short calls of >= 300 us (min_replay_us; docs/tuning.md "Longer replays for short calls").
 GraphTimerOptions tuning_timer_options();
 
 // `o` with the environment's settle overrides, for measuring experiments: FP8GEMM_SETTLE_MS

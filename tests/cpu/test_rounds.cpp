@@ -223,6 +223,7 @@ TEST(Rounds, EmptyCandidateListIsAnError) {
 }  // namespace fp8gemm
 // The GraphTimer's call sizing (pure arithmetic, no GPU): >= 20 calls for short kernels, fewer
 // once a replay reaches ~1 ms, never below 3.
+#include "fp8gemm/tune.h"
 #include "measure/graph_timer.h"
 
 namespace fp8gemm {
@@ -271,6 +272,23 @@ TEST(GraphTimerSizing, SettleEnvironmentOverrides) {
   EXPECT_EQ(with_settle_env(d, nullptr, nullptr, "3").settle_busy_ms, 3);
   EXPECT_EQ(with_settle_env(d, "0", nullptr).settle_busy_ms, 0);  // off is off for every gap
   EXPECT_THROW(with_settle_env(d, nullptr, nullptr, "-2"), Error);
+  // Recovery after heavy loads: on by default, FP8GEMM_RECOVER_MS changes it (0: off).
+  EXPECT_GT(d.recover_ms, 0);
+  EXPECT_LT(d.recover_below_call_us, d.settle_min_call_us);
+  EXPECT_EQ(with_settle_env(d, nullptr, nullptr, nullptr, "0").recover_ms, 0);
+  EXPECT_EQ(with_settle_env(d, nullptr, nullptr, nullptr, "120").recover_ms, 120);
+  EXPECT_EQ(with_settle_env(d, nullptr, nullptr, nullptr, nullptr).recover_ms, d.recover_ms);
+  EXPECT_THROW(with_settle_env(d, nullptr, nullptr, nullptr, "-5"), Error);
+}
+
+// The tuner times short calls in replays of >= 300 us (as bench's head-to-head rounds), the
+// bench's first pass in DESIGN's 20 calls unless asked.
+TEST(GraphTimerSizing, TheTunersReplaysOfShortCallsAreLong) {
+  EXPECT_EQ(GraphTimerOptions{}.min_replay_us, 0);
+  EXPECT_EQ(tuning_timer_options().min_replay_us, 300);
+  EXPECT_EQ(TuneOptions{}.min_replay_us, tuning_timer_options().min_replay_us);
+  EXPECT_EQ(calls_per_replay_for(4, tuning_timer_options()), 75);
+  EXPECT_EQ(calls_per_replay_for(4, GraphTimerOptions{}), 20);
 }
 
 // How long a heavy measurement settles depends on how long the GPU idled before it: every timer
