@@ -11,6 +11,7 @@
 #include "core/device_buffer.h"
 #include "core/steady_clock.h"
 #include "measure/graph_timer_kernels.h"
+#include "measure/rounds.h"
 
 namespace fp8gemm {
 
@@ -57,9 +58,9 @@ double settle_target_ms(const GraphTimerOptions& o, double gap_ms) {
 GraphTimerOptions tuning_timer_options() {
   GraphTimerOptions o;
   o.settle_busy_ms = 5;
-  // Replays of short calls last >= 300 us, as bench's head-to-head rounds (kLongReplayUs): with
-  // 20-call replays the tuner chose tactics that lose in longer ones (TuneOptions::min_replay_us).
-  o.min_replay_us = 300;
+  // Replays of short calls last as long as bench's head-to-head rounds' (kLongReplayUs, 300 us):
+  // with 20-call replays the tuner chose tactics that lose in longer ones (TuneOptions::min_replay_us).
+  o.min_replay_us = kLongReplayUs;
   return o;
 }
 
@@ -141,7 +142,7 @@ struct GraphTimer::Impl {
 
   std::vector<cudaEvent_t> events;
   double last_busy_ms = -1e300;  // host time at which the GPU last finished a measurement
-  double last_heavy_ms = -1e300;  // ... a measurement with a call >= settle_min_call_us
+  double last_heavy_ms = -1e300;  // ... one whose fastest candidate's calls were >= settle_min_call_us
   std::map<std::string, double> spent;  // GraphTimer::spent_ms
 
   // Adds the wall time since `start` to stage `stage` and returns now.
@@ -258,7 +259,8 @@ struct GraphTimer::Impl {
 
   // Warm-up replays (round-robin, each round synchronized), then more rounds while the calls
   // are heavy (>= settle_min_call_us, judged from the first round) until the GPU has run this
-  // load for the settle time (GraphTimerOptions). Nothing is timed here.
+  // load for the settle time, or while light ones (< recover_below_call_us) follow a heavy
+  // measurement by less than recover_ms (GraphTimerOptions). Nothing is timed here.
   void settle(const std::vector<GraphExec>& graphs, std::vector<Timing>& timings, int warmup_replays,
               bool may_settle) {
     const bool enabled = may_settle && options.settle_ms > 0;

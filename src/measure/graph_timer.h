@@ -41,10 +41,10 @@ struct GraphTimerOptions {
   // Recovery: a light measurement (calls < recover_below_call_us: weight streams) that starts
   // within recover_ms of the end of a heavy one (its fastest candidate's calls >=
   // settle_min_call_us) first replays its candidates, round-robin, until recover_ms have passed
-  // since then. Under the power cap the SM clock is held down and takes a while to come back once
+  // since then (rounds with MeasureOptions::settle off skip it too). Under the power cap the SM clock is held down and takes a while to come back once
   // the load drops; light calls timed in that window ran slower. H200 (docs/tuning.md "Light
   // after heavy"): 6-15 us calls timed within ~30 ms of an M=3000 round ran 5-28% slower than in
-  // the first pass; recovering for 100 ms was not always enough, 300 ms was (0.98-1.01). Calls of
+  // the first pass; recovering for 100 ms was not always enough, 300 ms was (0.99-1.01). Calls of
   // 25-100 us are left alone: with them recovering too, after any round with one slow candidate,
   // one H200 run timed M=200-700 first passes ~6% slower and the tune took 171 s instead of ~115.
   // recover_ms = 0: off.

@@ -42,7 +42,7 @@ struct TuneCliOptions {
   bool low_end_ties = false;
   bool retime_in_noise = true;
   bool retime_close_calls = false;
-  double min_replay_us = 300;  // TuneOptions::min_replay_us
+  double min_replay_us = TuneOptions{}.min_replay_us;
   bool adaptive_floor_interior = false;
   bool retune = false;
 };
