@@ -87,7 +87,9 @@ struct PolicyOptions {
   // the longer round's threshold (and its output matches the default's). Why: at such calls the
   // replay's length reorders tactics (H200 session 18, 8192x1024 at M=32: small_m persist=1 4.13
   // us against wload=cp 4.29 in 20-call replays, 4.53 against 3.93 in 71-call replays). Off here
-  // and in TuneOptions (measured once, docs/tuning.md "Retiming a close call").
+  // and in TuneOptions (measured once, docs/tuning.md "Retiming a close call"). Measured with
+  // 20-call rounds; the tuner's timer now times short calls in >= 300 us replays itself
+  // (TuneOptions::min_replay_us), so the retime no longer lengthens them.
   bool retime_close_calls = false;
   double close_margin = 0.05;
   // Tactics a backend lists at a sampled M but not at the edge (cuBLASLt's heuristic answers

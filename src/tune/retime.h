@@ -37,9 +37,11 @@ double retime_cost_us(double call_us);
 Retime retime(const Problem& q, const Tactic& reference, const Tactic& challenger, double call_us, Timer& timer,
               const PolicyOptions& o, const std::string& reference_is = "the default");
 
-// Calls shorter than this make a round's replays (20 calls: GraphTimerOptions::max_calls) shorter
+// Calls shorter than this make a 20-call round's replays (GraphTimerOptions::max_calls) shorter
 // than a retime's (kLongReplayUs): there the two can rank tactics differently
-// (PolicyOptions::retime_close_calls). 15 us.
+// (PolicyOptions::retime_close_calls). 15 us. The tuner's own timer has made such replays >= 300
+// us since session 19 (tuning_timer_options), so with it a close call's retime is a second long
+// round, not a longer one.
 constexpr double kCloseCallUs = kLongReplayUs / 20;
 
 }  // namespace fp8gemm::tuning
