@@ -462,9 +462,15 @@ Config default_config(const Problem& p, int sm_count, int cc) {
       const Config v3 = v3_default_config(p, sm_count);
       if (can_implement(p, v3, cc)) return v3;
     } else {
-      // k <= 1024: the persistent kernel with 64-row tiles and no split (llama70b_tp8.o,
-      // docs/perf/small_m.md Version 4: 2.9-3.8 us at M = 1..32 against 3.7-3.9 for v2).
+      // k <= 1024: 64-row tiles, no split, the ring of the persistent kernel (room for the next
+      // kernel's block), cp.async weights, one-shot. The persistent kernel itself was the default
+      // (llama70b_tp8.o, docs/perf/small_m.md Version 4: 2.9-3.8 us at M = 1..32 against 3.7-3.9
+      // for v2) until its cp.async twin beat it: H200 session 20, the whole acceptance, at all 7
+      // suite points where both ran (1.4-15% faster), and by 1.16x timed again head to head at
+      // M=32, where a tune had taken the persistent kernel on a tie (as the first small_m candidate).
       if (const int st = wgmma_persist_stages(p, 64, 1, 2); st > 0) {
+        const Config one_shot = with_cp_weights(wgmma_config(64, 1, st, true, 0));
+        if (can_implement(p, one_shot, cc)) return one_shot;
         const Config v4 = wgmma_config(64, 1, st, true, 0, 1);
         if (can_implement(p, v4, cc)) return v4;
       }
