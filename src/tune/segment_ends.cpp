@@ -135,8 +135,9 @@ bool pruned_in(const std::vector<CandidateReport>& rows, const std::string& name
 
 // The floor's time at the segment's top (its sampled M, `top`) where the short round pruned it
 // there: timed again with the segment's choice in a round like the lowest M's, and put on the
-// scale of the choice's time there (`choice_us`); `estimate_us` (the scaled short-round time)
-// when the round is over `budget_us` or fails. Why: session 20 (H200), with the scaled estimate
+// scale of the choice's time there (`s.us`, from the round that chose it); `estimate_us` (the
+// scaled short-round time) when the round is over `budget_us` or fails. The two rows join the
+// segment's candidates with status "top". Why: session 20 (H200), with the scaled estimate
 // the same 10240x8192 key at M=4096 weighed the 320x128 tile at 532 us against the choice's 513
 // (1.036x), and gave it the segment by 0.2% of regret; bench timed it 1.065x the best: the
 // floor's tile lost more to the power cap than the default's between the two rounds.
