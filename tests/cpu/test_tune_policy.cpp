@@ -348,6 +348,28 @@ TEST_F(AdaptiveFloorTest, AFloorPrunedAtTheEdgeIsTimedAgainThereBeforeItMayTakeT
   EXPECT_EQ(run(o).choice_for(64), "cublaslt:adapt");
 }
 
+// Where the default is the floor's own kernel at the top, it and the adaptive floor have the same
+// time there, so the same worse regret when the top's is the larger; the adaptive floor, faster at
+// the segment's lowest M, then takes the segment instead of the default (H200 session 20, 8192x1024
+// at M=342: 7.51 against 7.82 us). Here c1 wins the edge (9 us against heur's 10) but is 12 us
+// below it; at 60 heur takes 10.6 us and h1, the heuristic's answer there, 10.3: regrets c1 1.165,
+// heur max(1.029, 1.111) and the adaptive floor max(1, 1.111).
+TEST_F(AdaptiveFloorTest, OfTwoEqualRegretsTheContenderNoSlowerAtEitherEndTakesTheSegment) {
+  timer.true_us["cublaslt:h1"] = 10.3;
+  heur_below_edge = 10.6;
+  timer.at_m = [this](const std::string& name, int64_t m, double t) {
+    if (name == "cublaslt:adapt") return time_of("cublaslt:" + cublaslt.default_by_m(m), m);
+    if (name == "cutlass:c1") return m < 64 ? 12.0 : 9.0;
+    return name == "cublaslt:heur" && m < 64 ? heur_below_edge : t;
+  };
+  const Decision d = run(options(true));
+  EXPECT_EQ(d.choice_for(60), "cublaslt:adapt") << d.reason;
+  EXPECT_EQ(d.choice_for(64), "cublaslt:adapt");  // heur's kernel there: the edge loses nothing
+  // Where the adaptive floor is slower at the lowest M, the default keeps the segment.
+  timer.true_us["cublaslt:h1"] = 10.9;
+  EXPECT_EQ(run(options(true)).choice_for(60), "cublaslt:heur");
+}
+
 TEST_F(AdaptiveFloorTest, NothingMoreIsTimedWhereTheHeuristicKeepsItsChoice) {
   cublaslt.default_by_m = nullptr;  // the heuristic answers heur at every M...
   heur_below_edge = 10;             // ...which is the best everywhere
