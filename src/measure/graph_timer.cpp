@@ -280,6 +280,7 @@ struct GraphTimer::Impl {
     double first_round_ms = 0;
     long first_round_calls = 0;
     for (int round = 0;; ++round) {
+      // (Round 0 always runs: with no warm-up replay asked for, only settling or recovering gets here.)
       if (round >= warmup_replays && round > 0) {
         const double call_us = first_round_calls > 0 ? 1000 * first_round_ms / first_round_calls : 0;
         const bool heavy = first_round_calls > 0 && call_us >= options.settle_min_call_us;
@@ -287,8 +288,6 @@ struct GraphTimer::Impl {
         const bool recovered = !recovering || call_us >= options.recover_below_call_us ||
                                steady_ms() - last_heavy_ms >= options.recover_ms;
         if (!settling && recovered) break;
-      } else if (round >= warmup_replays && !enabled && !recovering) {
-        break;
       }
       long calls = 0;
       for (size_t i = 0; i < graphs.size(); ++i)
