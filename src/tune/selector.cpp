@@ -108,12 +108,11 @@ std::vector<Decision> TuningSelector::tune_locked(const std::vector<Problem>& pr
   // Lightest keys first, by estimated call time (a shape's buckets stay in M order, so
   // neighbour_best still follows them): a light key timed right after a heavy one would run
   // while the SM clock comes back from the power cap (docs/tuning.md "Light after heavy").
+  std::vector<double> estimate_us(problems.size());
+  for (size_t i = 0; i < problems.size(); ++i) estimate_us[i] = estimate_call_us(key_of(problems[i]).representative());
   std::vector<size_t> order(problems.size());
   std::iota(order.begin(), order.end(), size_t(0));
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return estimate_call_us(key_of(problems[a]).representative()) <
-           estimate_call_us(key_of(problems[b]).representative());
-  });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return estimate_us[a] < estimate_us[b]; });
   std::vector<Decision> out(problems.size());
   size_t done = 0;
   for (const size_t i : order) {
