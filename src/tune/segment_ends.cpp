@@ -23,6 +23,19 @@ struct Contender {
   double at_low = 0;      // at the segment's lowest M (0: not timed or failed there)
 };
 
+// Times tactics a and b at q in a low-end round, if its estimated cost fits `budget_us` (which it
+// then draws on); empty when over the budget or when either failed. May throw (a round that
+// threw).
+std::vector<Timing> time_two_within(const Problem& q, const Tactic& a, const Tactic& b, Timer& timer,
+                                    double& budget_us) {
+  const double cost_us = round_cost_us(q, kLowEndRound, 2);
+  if (cost_us > budget_us) return {};
+  budget_us -= cost_us;
+  std::vector<Timing> r = timer.measure(q, {a, b}, kLowEndRound);
+  if (r.size() != 2 || !r[0].ok || !r[1].ok) return {};
+  return r;
+}
+
 // How far split_segments bisects a segment whose ends disagree: each step halves the M range
 // where the two contenders' times cross (3 steps: to 1/8 of the segment, ~8 M of a 64-M bucket).
 constexpr int kSplitSteps = 3;
@@ -55,11 +68,8 @@ bool split_where_they_cross(std::vector<ChoiceSegment>& segments, size_t i, cons
     for (int step = 0; step < kSplitSteps && hi - lo > 1; ++step) {
       Problem q = problem;
       q.m = lo + (hi - lo) / 2;
-      const double cost_us = round_cost_us(q, kLowEndRound, 2);
-      if (cost_us > budget_us) break;
-      budget_us -= cost_us;
-      const std::vector<Timing> r = timer.measure(q, {choice, lower_tactic}, kLowEndRound);
-      if (r.size() != 2 || !r[0].ok || !r[1].ok) break;
+      const std::vector<Timing> r = time_two_within(q, choice, lower_tactic, timer, budget_us);
+      if (r.empty()) break;
       const std::string at = "at M=" + std::to_string(q.m) + ", bisecting where the two ends' choices cross";
       for (const Timing& x : r) steps.push_back({x.tactic.name(), "split", x.median_us, -1, at});
       (r[1].median_us < r[0].median_us ? lo : hi) = q.m;
@@ -144,13 +154,10 @@ bool pruned_in(const std::vector<CandidateReport>& rows, const std::string& name
 double time_again_at_top(ChoiceSegment& s, const Problem& top, const std::string& floor, double estimate_us,
                          Timer& timer, double& budget_us) {
   try {
-    const double cost_us = round_cost_us(top, kLowEndRound, 2);
-    if (cost_us > budget_us) return estimate_us;
-    budget_us -= cost_us;
-    const std::vector<Timing> r = timer.measure(top, {Tactic::parse(s.tactic), Tactic::parse(floor)}, kLowEndRound);
-    if (r.size() != 2 || !r[0].ok || !r[1].ok || !(r[0].median_us > 0) || !(r[1].median_us > 0))
-      return estimate_us;
-    const std::string at = "at M=" + std::to_string(top.m) + ", the segment's top: pruned there by the short round, timed again";
+    const std::vector<Timing> r = time_two_within(top, Tactic::parse(s.tactic), Tactic::parse(floor), timer, budget_us);
+    if (r.empty() || !(r[0].median_us > 0) || !(r[1].median_us > 0)) return estimate_us;
+    const std::string at =
+        "at M=" + std::to_string(top.m) + ", the segment's top: pruned there by the short round, timed again";
     for (const Timing& x : r) s.candidates.push_back({x.tactic.name(), "top", x.median_us, -1, at});
     return s.us * r[1].median_us / r[0].median_us;
   } catch (const std::exception&) {
