@@ -95,6 +95,32 @@ Candidates gather_candidates(const Problem& p, const std::vector<Backend*>& back
   return c;
 }
 
+void add_unlisted_preferred(Candidates& c, const Problem& p, const std::vector<Backend*>& backends,
+                            const std::vector<std::string>& preferred, const std::vector<std::string>& only) {
+  std::set<std::string> seen;
+  for (const Tactic& t : c.tactics) seen.insert(t.name());
+  auto excluded = [&](const std::string& backend) {
+    for (const std::string& why : c.excluded_backends)
+      if (why.rfind(backend + ":", 0) == 0) return true;
+    return false;
+  };
+  for (const std::string& name : preferred) {
+    if (seen.count(name)) continue;
+    try {
+      Tactic t = Tactic::parse(name);
+      Backend* b = find_backend(backends, t.backend);
+      if (!b || !allowed(t.backend, only) || excluded(t.backend)) continue;
+      // The adaptive tactic runs the backend's default here, which the backend lists already.
+      if (const auto a = b->adaptive_default(); a && a->name() == name) continue;
+      if (!b->available().ok || !b->can_implement(p, t).ok) continue;
+      seen.insert(name);
+      c.tactics.push_back(std::move(t));
+    } catch (const std::exception&) {
+      // A name that no longer parses, or a backend that throws: not a candidate, nothing else.
+    }
+  }
+}
+
 double estimate_call_us(const Problem& p) {
   // Deliberately optimistic about neither: ~3 TB/s and ~1000 TFLOP/s are below H200 ceilings
   // (4.5 TB/s, ~1430 TFLOP/s measured), so budgets err on the side of measuring less.
@@ -461,6 +487,7 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
   };
 
   Candidates all = gather_candidates(problem, backends, default_tactic, o.backends);
+  add_unlisted_preferred(all, problem, backends, o.preferred, o.backends);
   d.excluded_backends = all.excluded_backends;
   phase("listing");
   if (all.tactics.size() < 2) {

@@ -1097,6 +1097,30 @@ TEST(PolicyPlan, OnlyLightShortRoundsSkipTheWarmUp) {
   EXPECT_TRUE(tuning::plan_rounds(problem(1, 6144, 4096), 60, PolicyOptions{}).rounds.full_round.settle);
 }
 
+// Unlisted preferred tactics join the candidates only where their backend can run the problem.
+TEST(PolicyPlan, UnlistedPreferredTacticsJoinWhereTheirBackendCanRunThem) {
+  FakeBackend lt{"cublaslt", {"x"}, "x"};
+  lt.listed_up_to_m[1] = {"extra", "refused"};  // known to the backend, listed at M = 1 only
+  lt.cannot_implement = {"refused"};
+  lt.adaptive = "adapt";
+  FakeBackend cl{"cutlass", {"y"}, "y"};
+  cl.throw_on_list = true;
+  FakeBackend dn{"cudnn", {"z"}, "z"};
+  const Problem p = problem(64);
+  std::vector<Backend*> backends{&lt, &cl, &dn};
+  tuning::Candidates c = tuning::gather_candidates(p, backends, Tactic{"cublaslt", "x"}, {"cublaslt", "cutlass"});
+  ASSERT_EQ(c.excluded_backends.size(), 1u);
+  tuning::add_unlisted_preferred(c, p, backends,
+                                 {"cublaslt:x", "cublaslt:refused", "cutlass:y", "cublaslt:adapt", "cudnn:z",
+                                  "not a tactic", "cublaslt:extra", "cublaslt:extra", "cublaslt:unknown"},
+                                 {"cublaslt", "cutlass"});
+  std::vector<std::string> names;
+  for (const Tactic& t : c.tactics) names.push_back(t.name());
+  // x listed already; refused and unknown cannot run; cutlass excluded (it threw while listing);
+  // adapt is the adaptive tactic; cudnn is not allowed; extra once.
+  EXPECT_EQ(names, (std::vector<std::string>{"cublaslt:x", "cublaslt:extra"}));
+}
+
 TEST(PolicyPlan, TrimInterleavesBackendsInTheirOwnOrder) {
   std::vector<Tactic> all = {{"cublaslt", "d"}, {"cublaslt", "a1"}, {"cublaslt", "a2"}, {"cublaslt", "a3"},
                              {"cutlass", "b1"}, {"cutlass", "b2"}};

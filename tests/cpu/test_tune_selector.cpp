@@ -156,6 +156,23 @@ TEST_F(SelectorTest, NeighbouringBucketsBestIsTriedFirst) {
   EXPECT_EQ(timer.measured[second][1].name(), "cublaslt:h1");
 }
 
+// A neighbour's best that the backend does not list at the next bucket (cuBLASLt's heuristic
+// answers per M) is still measured there where the backend can run it, and can win it.
+TEST_F(SelectorTest, ANeighboursBestTheBackendNoLongerListsIsStillACandidate) {
+  cublaslt.listed_up_to_m[48] = {"h2"};  // listed at M <= 48 only, runs at every M
+  TuningSelector sel(config());
+  FakeTimer timer;
+  timer.true_us = times();
+  timer.true_us["cublaslt:h2"] = 5;  // the best everywhere
+  const auto d = sel.tune({problem(48), problem(64)}, timer, {});
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].choice, "cublaslt:h2");
+  EXPECT_EQ(d[1].choice, "cublaslt:h2");  // without the neighbour: cutlass:c0 (7 us)
+  // Tuned alone, M <= 64 never sees it.
+  TuningSelector alone(config());
+  EXPECT_EQ(alone.tune({problem(64)}, timer, {}).at(0).choice, "cutlass:c0");
+}
+
 // Keys are measured lightest first (a light key timed right after a heavy one runs while the
 // clock recovers from the power cap), and the decisions come back in the order given.
 TEST_F(SelectorTest, LightestKeysAreTunedFirstAndDecisionsKeepTheirOrder) {
