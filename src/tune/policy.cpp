@@ -95,8 +95,10 @@ Candidates gather_candidates(const Problem& p, const std::vector<Backend*>& back
   return c;
 }
 
-void add_unlisted_preferred(Candidates& c, const Problem& p, const std::vector<Backend*>& backends,
-                            const std::vector<std::string>& preferred, const std::vector<std::string>& only) {
+std::vector<std::string> add_unlisted_preferred(Candidates& c, const Problem& p, const std::vector<Backend*>& backends,
+                                                const std::vector<std::string>& preferred,
+                                                const std::vector<std::string>& only) {
+  std::vector<std::string> added;
   std::set<std::string> seen;
   for (const Tactic& t : c.tactics) seen.insert(t.name());
   auto excluded = [&](const std::string& backend) {
@@ -115,10 +117,12 @@ void add_unlisted_preferred(Candidates& c, const Problem& p, const std::vector<B
       if (!b->available().ok || !b->can_implement(p, t).ok) continue;
       seen.insert(name);
       c.tactics.push_back(std::move(t));
+      added.push_back(name);
     } catch (const std::exception&) {
       // A name that no longer parses, or a backend that throws: not a candidate, nothing else.
     }
   }
+  return added;
 }
 
 double estimate_call_us(const Problem& p) {
@@ -487,7 +491,7 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
   };
 
   Candidates all = gather_candidates(problem, backends, default_tactic, o.backends);
-  add_unlisted_preferred(all, problem, backends, o.preferred, o.backends);
+  const std::vector<std::string> unlisted = add_unlisted_preferred(all, problem, backends, o.preferred, o.backends);
   d.excluded_backends = all.excluded_backends;
   phase("listing");
   if (all.tactics.size() < 2) {
@@ -542,6 +546,9 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
     d.candidates.push_back(report_of(t, edge, o.output_tolerance, &t == retimed ? retime_note : ""));
   for (CandidateReport& c : d.candidates)  // how far the short round's ranking can be trusted
     if (c.status != "pruned" && c.status != "skipped" && rr.short_us.count(c.tactic)) c.short_us = rr.short_us.at(c.tactic);
+  for (CandidateReport& c : d.candidates)
+    if (std::find(unlisted.begin(), unlisted.end(), c.tactic) != unlisted.end())
+      c.note += std::string(c.note.empty() ? "" : "; ") + "not listed at this M: a neighbouring bucket's best";
   if (edge.winner) {
     d.choice = edge.winner->tactic.name();
     d.choice_us = edge.winner->median_us;

@@ -121,9 +121,10 @@ Candidates gather_candidates(const Problem& p, const std::vector<Backend*>& back
 // backend may list per M (cuBLASLt's heuristic answers per M; on the H200 the 168x128 tile chosen
 // at 8192x8192 M <= 6144 was not in the list at M <= 8192), and a neighbour's best is the
 // likeliest winner under a tight key budget. The adaptive tactic is left out (it runs the
-// backend's listed default here); names that do not parse are ignored.
-void add_unlisted_preferred(Candidates& c, const Problem& p, const std::vector<Backend*>& backends,
-                            const std::vector<std::string>& preferred, const std::vector<std::string>& only);
+// backend's listed default here); names that do not parse are ignored. Returns the names added.
+std::vector<std::string> add_unlisted_preferred(Candidates& c, const Problem& p, const std::vector<Backend*>& backends,
+                                                const std::vector<std::string>& preferred,
+                                                const std::vector<std::string>& only);
 
 // A rough per-call time (us) from a conservative roofline; only used to fit the measurement
 // into the key's budget, never to decide.

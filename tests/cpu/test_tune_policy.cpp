@@ -1110,15 +1110,17 @@ TEST(PolicyPlan, UnlistedPreferredTacticsJoinWhereTheirBackendCanRunThem) {
   std::vector<Backend*> backends{&lt, &cl, &dn};
   tuning::Candidates c = tuning::gather_candidates(p, backends, Tactic{"cublaslt", "x"}, {"cublaslt", "cutlass"});
   ASSERT_EQ(c.excluded_backends.size(), 1u);
-  tuning::add_unlisted_preferred(c, p, backends,
-                                 {"cublaslt:x", "cublaslt:refused", "cutlass:y", "cublaslt:adapt", "cudnn:z",
-                                  "not a tactic", "cublaslt:extra", "cublaslt:extra", "cublaslt:unknown"},
-                                 {"cublaslt", "cutlass"});
+  const std::vector<std::string> added = tuning::add_unlisted_preferred(
+      c, p, backends,
+      {"cublaslt:x", "cublaslt:refused", "cutlass:y", "cublaslt:adapt", "cudnn:z", "not a tactic", "cublaslt:extra",
+       "cublaslt:extra", "cublaslt:unknown"},
+      {"cublaslt", "cutlass"});
   std::vector<std::string> names;
   for (const Tactic& t : c.tactics) names.push_back(t.name());
   // x listed already; refused and unknown cannot run; cutlass excluded (it threw while listing);
   // adapt is the adaptive tactic; cudnn is not allowed; extra once.
   EXPECT_EQ(names, (std::vector<std::string>{"cublaslt:x", "cublaslt:extra"}));
+  EXPECT_EQ(added, (std::vector<std::string>{"cublaslt:extra"}));
 }
 
 TEST(PolicyPlan, TrimInterleavesBackendsInTheirOwnOrder) {

@@ -168,6 +168,10 @@ TEST_F(SelectorTest, ANeighboursBestTheBackendNoLongerListsIsStillACandidate) {
   ASSERT_EQ(d.size(), 2u);
   EXPECT_EQ(d[0].choice, "cublaslt:h2");
   EXPECT_EQ(d[1].choice, "cublaslt:h2");  // without the neighbour: cutlass:c0 (7 us)
+  bool marked = false;  // explain says where it came from
+  for (const CandidateReport& c : d[1].candidates)
+    marked |= c.tactic == "cublaslt:h2" && c.note.find("neighbouring bucket") != std::string::npos;
+  EXPECT_TRUE(marked);
   // Tuned alone, M <= 64 never sees it.
   TuningSelector alone(config());
   EXPECT_EQ(alone.tune({problem(64)}, timer, {}).at(0).choice, "cutlass:c0");
