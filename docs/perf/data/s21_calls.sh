@@ -65,3 +65,29 @@ echo "gpu tests rc=$? $((SECONDS-s))s $(grep -E '^\[  (PASSED|FAILED)' $R/gpu_te
 grep -E "^\[  FAILED|Failure" -A4 $R/gpu_tests.txt | head -20
 s=$SECONDS; timeout 60 $B/fp8gemm check --quiet > $R/check.txt 2>&1; echo "check rc=$? $((SECONDS-s))s $(tail -1 $R/check.txt)"
 cd $OUT && tar czf r.tgz r && rm -rf r
+# ===== .gpu/s21_call5.sh
+#!/usr/bin/env bash
+# Session 21 call 5: the final binaries (d069f09): the tuner's GPU tests (TuneGpu, Api,
+# GraphTimer), `check`, and a tune of 8192x8192 at M=4096..16384 whose JSON shows the
+# candidates cuBLASLt did not list at a bucket, with explain's note.
+set -u
+cd "$(dirname "$0")/.."
+B=.gpu/bin; unset FP8GEMM_CACHE FP8GEMM_TUNE FP8GEMM_RECOVER_MS
+[ -f $B/fp8gemm_gpu_tests ] || xz -dk $B/fp8gemm_gpu_tests.xz; chmod +x $B/fp8gemm_gpu_tests
+R=$OUT/r; mkdir -p $R
+s=$SECONDS; timeout 150 $B/fp8gemm_gpu_tests --gtest_brief=1 --gtest_filter='TuneGpu.*:Api.*:GraphTimer.*' > $R/gpu_tests.txt 2>&1
+echo "gpu tests rc=$? $((SECONDS-s))s $(grep -E '^\[  (PASSED|FAILED)' $R/gpu_tests.txt | tr '\n' ' ')"
+grep -E "^\[  FAILED|Failure" -A4 $R/gpu_tests.txt | head -20
+s=$SECONDS; timeout 60 $B/fp8gemm check --quiet > $R/check.txt 2>&1; echo "check rc=$? $((SECONDS-s))s $(tail -1 $R/check.txt)"
+s=$SECONDS; timeout 60 $B/fp8gemm tune --shape 8192,8192 --m 4096,6144,8192,12288,16384 --cache $R/c.json --json $R/tune.json > $R/tune.txt 2>&1
+echo "tune rc=$? $((SECONDS-s))s"; tail -8 $R/tune.txt
+python3 - $R/tune.json <<'PY'
+import json, sys
+for x in json.load(open(sys.argv[1]))["decisions"]:
+    for c in x["candidates"]:
+        if "neighbouring" in c["note"]:
+            print(x["m_bucket"], c["status"], round(c["us"], 1), c["tactic"][:60], "|", c["note"])
+PY
+cd $OUT && tar czf r.tgz r && rm -rf r
+# ===== call 6 (one line, on the H200 after call 5):
+# B=.gpu/bin; timeout 100 $B/fp8gemm_gpu_tests --gtest_brief=0 --gtest_repeat=4 --gtest_filter='TuneGpu.TunedAuto*'
