@@ -80,6 +80,7 @@ Candidates gather_candidates(const Problem& p, const std::vector<Backend*>& back
       const Verdict v = b->available();
       if (!v.ok) {
         c.excluded_backends.push_back(name + ": not available: " + v.reason);
+        c.excluded_names.insert(name);
         continue;
       }
       // Listing may throw anything (FlashInfer fault 4: cuDNN with two libcudart copies);
@@ -88,8 +89,10 @@ Candidates gather_candidates(const Problem& p, const std::vector<Backend*>& back
         if (seen.insert(t.name()).second) c.tactics.push_back(std::move(t));
     } catch (const std::exception& e) {
       c.excluded_backends.push_back((name.empty() ? "?" : name) + ": listing tactics failed: " + e.what());
+      c.excluded_names.insert(name);
     } catch (...) {
       c.excluded_backends.push_back((name.empty() ? "?" : name) + ": listing tactics failed (unknown exception)");
+      c.excluded_names.insert(name);
     }
   }
   return c;
@@ -101,17 +104,12 @@ std::vector<std::string> add_unlisted_preferred(Candidates& c, const Problem& p,
   std::vector<std::string> added;
   std::set<std::string> seen;
   for (const Tactic& t : c.tactics) seen.insert(t.name());
-  auto excluded = [&](const std::string& backend) {
-    for (const std::string& why : c.excluded_backends)
-      if (why.rfind(backend + ":", 0) == 0) return true;
-    return false;
-  };
   for (const std::string& name : preferred) {
     if (seen.count(name)) continue;
     try {
       Tactic t = Tactic::parse(name);
       Backend* b = find_backend(backends, t.backend);
-      if (!b || !allowed(t.backend, only) || excluded(t.backend)) continue;
+      if (!b || !allowed(t.backend, only) || c.excluded_names.count(t.backend)) continue;
       // The adaptive tactic runs the backend's default here, which the backend lists already.
       if (const auto a = b->adaptive_default(); a && a->name() == name) continue;
       if (!b->available().ok || !b->can_implement(p, t).ok) continue;

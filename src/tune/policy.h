@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,7 @@ PolicyOptions policy_options(const TuneOptions& o);
 struct Candidates {
   std::vector<Tactic> tactics;
   std::vector<std::string> excluded_backends;
+  std::set<std::string> excluded_names;  // the backends of excluded_backends, by name
 };
 Candidates gather_candidates(const Problem& p, const std::vector<Backend*>& backends,
                              const Tactic& default_tactic, const std::vector<std::string>& only);

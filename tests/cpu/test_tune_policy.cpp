@@ -1110,6 +1110,7 @@ TEST(PolicyPlan, UnlistedPreferredTacticsJoinWhereTheirBackendCanRunThem) {
   std::vector<Backend*> backends{&lt, &cl, &dn};
   tuning::Candidates c = tuning::gather_candidates(p, backends, Tactic{"cublaslt", "x"}, {"cublaslt", "cutlass"});
   ASSERT_EQ(c.excluded_backends.size(), 1u);
+  EXPECT_EQ(c.excluded_names, (std::set<std::string>{"cutlass"}));
   const std::vector<std::string> added = tuning::add_unlisted_preferred(
       c, p, backends,
       {"cublaslt:x", "cublaslt:refused", "cutlass:y", "cublaslt:adapt", "cudnn:z", "not a tactic", "cublaslt:extra",
