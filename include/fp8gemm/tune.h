@@ -101,6 +101,13 @@ struct TuneOptions {
   // against each other in between (bisection, up to 3 rounds; docs/tuning.md "Splitting a
   // segment").
   bool split_segments = false;
+  // With adaptive_floor: where the adaptive floor wins a segment's lowest M and loses its top,
+  // each by more than the threshold, the segment is split where the heuristic's answer turns
+  // into the kernel it runs at the top (found from its answers, nothing timed): the adaptive
+  // floor below, the contender fastest at the top above (docs/tuning.md "Splitting at the
+  // heuristic's switch"). On: the worse-regret rule had given such segments whole to the
+  // adaptive floor, and the edge then ran 1.03-1.05x the best (H200 session 22).
+  bool split_at_floor_switch = true;
   // With adaptive_floor: a segment that kept the floor's fixed answer at its sampled M, and whose
   // lowest M was not timed, runs the adaptive floor instead ("cublaslt:heuristic": the same
   // kernel at the sampled M; docs/tuning.md "A kept floor adapts"). On: on the H200 it took

@@ -49,6 +49,12 @@ struct PolicyOptions {
   // bisection (segment_ends.cpp split_where_they_cross); the lower part goes to the lowest M's
   // best (off: the contender with the smaller worse regret takes all).
   bool split_segments = false;
+  // With adaptive_floor: where the adaptive floor is the fastest at a segment's lowest M and
+  // slower than a fixed contender at its top, each by more than the threshold, the segment is
+  // split where the heuristic's answer turns into its kernel at the top (bisection over its
+  // answers, nothing timed; segment_ends.cpp split_at_floor_switch): the adaptive floor below,
+  // that contender above. Off here, on in TuneOptions.
+  bool split_at_floor_switch = false;
   // With adaptive_floor: a segment that kept the floor's fixed answer at its sampled M, and
   // whose lowest M was not timed, runs the adaptive floor instead (segment_ends.h
   // adapt_kept_floors). Off here, on in TuneOptions (as with adaptive_floor).

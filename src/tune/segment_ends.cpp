@@ -36,6 +36,35 @@ std::vector<Timing> time_two_within(const Problem& q, const Tactic& a, const Tac
   return r;
 }
 
+// Splits segments[i] below M = m_max + 1: a new segment, inserted before it, runs c[winner] up to
+// m_max and is recorded as timed at its lowest M (`low`), where the default was timed too. The
+// low-end rows were timed there: they go with it (`note` added to its tactic's row), then
+// `more_rows`. segments[i + 1] is the upper part, as it was.
+void split_off_lower(std::vector<ChoiceSegment>& segments, size_t i, int64_t m_max, int64_t low,
+                     const std::vector<Contender>& c, size_t winner, const std::string& note,
+                     std::vector<CandidateReport> more_rows) {
+  ChoiceSegment& s = segments[i];
+  ChoiceSegment lower;
+  lower.m_max = m_max;
+  lower.sampled_m = low;
+  lower.tactic = c[winner].name;
+  lower.default_tactic = s.default_tactic;
+  lower.us = c[winner].at_low;
+  lower.default_us = c[0].at_low;
+  for (const Contender& x : c)
+    if (x.name == s.default_tactic) lower.default_us = x.at_low;
+  for (auto it = s.candidates.begin(); it != s.candidates.end();)
+    if (it->status == "low end" || it->status == "failed") {
+      if (it->tactic == lower.tactic) it->note += note;
+      lower.candidates.push_back(std::move(*it));
+      it = s.candidates.erase(it);
+    } else {
+      ++it;
+    }
+  for (CandidateReport& r : more_rows) lower.candidates.push_back(std::move(r));
+  segments.insert(segments.begin() + long(i), std::move(lower));
+}
+
 // How far split_segments bisects a segment whose ends disagree: each step halves the M range
 // where the two contenders' times cross (3 steps: to 1/8 of the segment, ~8 M of a 64-M bucket).
 constexpr int kSplitSteps = 3;
@@ -77,27 +106,55 @@ bool split_where_they_cross(std::vector<ChoiceSegment>& segments, size_t i, cons
   } catch (const std::exception&) {
     // A tactic name that no longer parses, or a round that threw: split where the steps got to.
   }
-  // The lower part's record is its comparison at the lowest M, where the default was timed too.
-  ChoiceSegment lower;
-  lower.m_max = lo + (hi - lo) / 2;  // the middle of what is still unknown
-  lower.sampled_m = low;
-  lower.tactic = c[best].name;
-  lower.default_tactic = s.default_tactic;
-  lower.us = c[best].at_low;
-  lower.default_us = c[0].at_low;
-  for (const Contender& x : c)
-    if (x.name == s.default_tactic) lower.default_us = x.at_low;
-  // The low-end rows were timed at the lower part's M: they go with it, and the bisection's too.
-  for (auto it = s.candidates.begin(); it != s.candidates.end();)
-    if (it->status == "low end" || it->status == "failed") {
-      if (it->tactic == lower.tactic) it->note += "; takes the lower part, up to M=" + std::to_string(lower.m_max);
-      lower.candidates.push_back(std::move(*it));
-      it = s.candidates.erase(it);
-    } else {
-      ++it;
+  const int64_t m_max = lo + (hi - lo) / 2;  // the middle of what is still unknown
+  split_off_lower(segments, i, m_max, low, c, best, "; takes the lower part, up to M=" + std::to_string(m_max),
+                  std::move(steps));
+  return true;
+}
+
+// PolicyOptions::split_at_floor_switch. The adaptive floor (`adaptive`) is a contender only where
+// the heuristic answers one kernel at the segment's lowest M (`low`) and another at its top
+// (`floor_top`). Where it is the fastest at the lowest M and slower at the top than the fastest
+// fixed contender there, each by more than `threshold`, each end prefers its own, and the
+// worse-regret rule hands one of them a loss beyond the threshold. Why (H200 session 22,
+// 4480x15680, the edge's segment (3840, 4096]): the adaptive floor 5.8% faster at 3841, its
+// 192x192 tile 4.9% slower than the default's 128x160 at 4096; it took the segment, and bench
+// timed M=4096 1.049x the best in every run (59 of the suite's 460 edges went to the adaptive
+// floor that way, a dozen of them 1.02-1.12x the best at the edge in the tune's own times). The
+// segment is split where the heuristic's answer turns into `floor_top`, found by bisection over
+// its answers (cheap host calls, nothing timed): below, the adaptive floor, which runs there what
+// it was timed as at the lowest M (or what the heuristic prefers nearer to it); above, the
+// contender fastest at the top, as a sampled M chooses. Returns whether it split.
+bool split_at_floor_switch(std::vector<ChoiceSegment>& segments, size_t i, const Problem& problem, int64_t low,
+                           const std::vector<Contender>& c, const std::string& adaptive, const std::string& floor_top,
+                           double threshold, const std::vector<Backend*>& backends, bool edge) {
+  size_t floor = c.size(), top = c.size();
+  double others_low = INFINITY;
+  for (size_t j = 0; j < c.size(); ++j) {
+    if (c[j].name == adaptive) {
+      floor = j;
+      continue;
     }
-  for (CandidateReport& r : steps) lower.candidates.push_back(std::move(r));
-  segments.insert(segments.begin() + long(i), std::move(lower));
+    if (c[j].at_low > 0) others_low = std::min(others_low, c[j].at_low);
+    if (c[j].at_sampled > 0 && (top == c.size() || c[j].at_sampled < c[top].at_sampled)) top = j;
+  }
+  if (floor == c.size() || top == c.size() || !(c[floor].at_low > 0) || !std::isfinite(others_low)) return false;
+  if (!(c[floor].at_low * (1 + threshold) < others_low) ||
+      !(c[top].at_sampled * (1 + threshold) < c[floor].at_sampled))
+    return false;
+  // The heuristic answers floor_top at the sampled M and another kernel at `low`.
+  int64_t lo = low, hi = segments[i].sampled_m;
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (fixed_floor(backends, problem, mid) == floor_top ? hi : lo) = mid;
+  }
+  split_off_lower(segments, i, lo, low, c, floor,
+                  "; takes the lower part, up to M=" + std::to_string(lo) + ", where the heuristic still answers another kernel than " + floor_top,
+                  {});
+  ChoiceSegment& upper = segments[i + 1];
+  if (upper.tactic != c[top].name && !edge) upper.m_max = upper.sampled_m;  // as the rule's winner below
+  upper.tactic = c[top].name;
+  upper.us = c[top].at_sampled;
   return true;
 }
 
@@ -216,9 +273,10 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     // Only where the heuristic changes its mind inside the segment is the adaptive floor more
     // than one fixed tactic, which the rule at the sampled M has already weighed.
     std::string floor_low;  // the floor's kernel at the lowest M: what the adaptive floor runs there
+    std::string floor_top;  // and at the sampled M
     if (adaptive) {
       floor_low = fixed_floor(backends, problem, q.m);
-      const std::string floor_top = fixed_floor(backends, problem, s.sampled_m);
+      floor_top = fixed_floor(backends, problem, s.sampled_m);
       const std::vector<CandidateReport>& top_rows = edge ? edge_rows : s.candidates;
       double at_top = floor_top.empty() ? 0 : timed_us(top_rows, floor_top);
       if (at_top > 0 && !floor_low.empty() && floor_low != floor_top) {
@@ -322,6 +380,12 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     const size_t first_row = s.candidates.size();
     for (const Timing& x : r)
       s.candidates.push_back({x.tactic.name(), x.ok ? "low end" : "failed", x.median_us, -1, x.ok ? at : x.error});
+    if (o.split_at_floor_switch && adaptive &&
+        split_at_floor_switch(segments, i, problem, q.m, contenders, adaptive->name(), floor_top, threshold, backends,
+                              edge)) {
+      ++i;  // the upper part
+      continue;
+    }
     // The bisection has a budget of its own, as large as the check's: it runs at few keys (where
     // the two ends disagree beyond the threshold), and there a wrong part costs 7-17%.
     double split_budget_us = budget_us;

@@ -370,6 +370,56 @@ TEST_F(AdaptiveFloorTest, OfTwoEqualRegretsTheContenderNoSlowerAtEitherEndTakesT
   EXPECT_EQ(run(options(true)).choice_for(60), "cublaslt:heur");
 }
 
+// PolicyOptions::split_at_floor_switch. The heuristic answers h1 below 62 and enum0 from 62; at
+// the edge enum0 takes 10.6 us against the default heur's 10, at the edge segment's lowest M (60)
+// the adaptive floor runs h1 in 9 us against heur's 10.6. Worse regrets: heur 1.18 (at 60), the
+// adaptive floor 1.06 (at 64), so without the option it takes the whole segment and the edge runs
+// enum0, 1.06x the best there (H200 session 22, 4480x15680 at M=4096: 1.049x in bench). With it the
+// segment is split where the heuristic turns to enum0: the adaptive floor up to 61, heur above.
+TEST_F(AdaptiveFloorTest, ASegmentWhoseEndsDisagreeIsSplitWhereTheHeuristicChangesItsMind) {
+  cublaslt.default_by_m = [](int64_t m) { return m < 62 ? std::string("h1") : std::string("enum0"); };
+  timer.true_us["cublaslt:enum0"] = 10.6;
+  heur_below_edge = 10.6;
+  double h1_below = 9;  // h1 from 62 on: 11 us
+  timer.at_m = [&](const std::string& name, int64_t m, double t) {
+    if (name == "cublaslt:adapt") return time_of("cublaslt:" + cublaslt.default_by_m(m), m);
+    if (name == "cublaslt:h1") return m < 62 ? h1_below : 11.0;
+    return name == "cublaslt:heur" && m < 64 ? heur_below_edge : t;
+  };
+  PolicyOptions o = options(true);
+  EXPECT_FALSE(o.split_at_floor_switch);  // off here, on for tuning
+  EXPECT_TRUE(tuning::policy_options(TuneOptions{}).split_at_floor_switch);
+  const Decision whole = run(o);
+  EXPECT_EQ(whole.choice_for(60), "cublaslt:adapt");
+  EXPECT_EQ(whole.choice_for(64), "cublaslt:adapt");  // the failure mode: enum0 at the edge
+
+  o.split_at_floor_switch = true;
+  const Decision d = run(o);
+  EXPECT_EQ(d.choice_for(60), "cublaslt:adapt");
+  EXPECT_EQ(d.choice_for(61), "cublaslt:adapt");
+  EXPECT_EQ(d.choice_for(62), "cublaslt:heur");
+  EXPECT_EQ(d.choice_for(64), "cublaslt:heur");
+  EXPECT_EQ(d.choice, "cublaslt:heur");
+  bool said = false;
+  for (const ChoiceSegment& s : d.segments)
+    for (const CandidateReport& c : s.candidates)
+      if (c.tactic == "cublaslt:adapt" && c.status == "low end" &&
+          c.note.find("takes the lower part, up to M=61") != std::string::npos) {
+        said = true;
+        EXPECT_EQ(s.m_max, 61);
+      }
+  EXPECT_TRUE(said) << tuning::explain_text(d);
+  EXPECT_NE(tuning::explain_text(d).find("takes the lower part"), std::string::npos);
+
+  // Nothing is split where the ends agree within the threshold: enum0 1% slower at the edge.
+  timer.true_us["cublaslt:enum0"] = 10.1;
+  EXPECT_EQ(run(o).choice_for(64), "cublaslt:adapt");
+  // ... nor where the adaptive floor is not clearly the fastest at the lowest M.
+  timer.true_us["cublaslt:enum0"] = 10.6;
+  h1_below = 10.5;
+  EXPECT_EQ(run(o).choice_for(60), "cublaslt:heur");
+}
+
 TEST_F(AdaptiveFloorTest, NothingMoreIsTimedWhereTheHeuristicKeepsItsChoice) {
   cublaslt.default_by_m = nullptr;  // the heuristic answers heur at every M...
   heur_below_edge = 10;             // ...which is the best everywhere

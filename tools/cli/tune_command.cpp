@@ -37,6 +37,7 @@ struct TuneCliOptions {
   bool check_segment_ends = true;
   bool adaptive_floor = true;
   bool split_segments = false;
+  bool split_at_floor_switch = TuneOptions{}.split_at_floor_switch;
   bool samples_follow_edge = false;
   bool kept_floor_adapts = true;
   bool low_end_ties = false;
@@ -136,6 +137,7 @@ void run_tune(const TuneCliOptions& o) {
   to.check_segment_ends = o.check_segment_ends;
   to.adaptive_floor = o.adaptive_floor;
   to.split_segments = o.split_segments;
+  to.split_at_floor_switch = o.split_at_floor_switch;
   to.samples_follow_edge = o.samples_follow_edge;
   to.kept_floor_adapts = o.kept_floor_adapts;
   to.low_end_ties = o.low_end_ties;
@@ -203,6 +205,9 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_flag("--split-segments,!--no-split-segments", o.split_segments,
                 "split a segment whose two ends each prefer another tactic where their times cross (bisection; "
                 "needs the segment check; default off)");
+  cmd->add_flag("--split-at-floor-switch,!--no-split-at-floor-switch", o.split_at_floor_switch,
+                "where the adaptive floor wins a segment's lowest M and loses its top, split the segment where the "
+                "heuristic's answer changes to its kernel at the top (default on)");
   cmd->add_flag("--samples-follow-edge,!--no-samples-follow-edge", o.samples_follow_edge,
                 "a tie at a sampled M below the edge goes to the edge's choice, not the default (default off)");
   cmd->add_flag("--kept-floor-adapts,!--no-kept-floor-adapts", o.kept_floor_adapts,
