@@ -19,8 +19,8 @@
 # Several phases in one call: scripts/gpu_acceptance.sh BIN_DIR "tune torch".
 # GTEST_FILTER narrows the GPU tests; TUNE_ARGS adds flags to the tune step (e.g.
 # --no-check-segment-ends) and TUNE_ENV environment settings to it alone (e.g.
-# FP8GEMM_SETTLE_MIN_CALL_US=25: the benches that judge it keep the defaults). Logs and CSV/JSON go to $OUT (default ./gpu-out); a short summary is
-# printed last.
+# FP8GEMM_SETTLE_MIN_CALL_US=25: the benches that judge it keep the defaults). Logs and CSV/JSON
+# go to $OUT (default ./gpu-out); a short summary is printed last.
 set -uo pipefail
 BIN=${1:?bin dir}
 PHASES=${2:?bench, tune and/or torch}

@@ -149,7 +149,8 @@ bool split_at_floor_switch(std::vector<ChoiceSegment>& segments, size_t i, const
     (fixed_floor(backends, problem, mid) == floor_top ? hi : lo) = mid;
   }
   split_off_lower(segments, i, lo, low, c, floor,
-                  "; takes the lower part, up to M=" + std::to_string(lo) + ", where the heuristic still answers another kernel than " + floor_top,
+                  "; takes the lower part, up to M=" + std::to_string(lo) +
+                      ", where the heuristic still answers another kernel than " + floor_top,
                   {});
   ChoiceSegment& upper = segments[i + 1];
   if (upper.tactic != c[top].name && !edge) upper.m_max = upper.sampled_m;  // as the rule's winner below
