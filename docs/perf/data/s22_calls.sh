@@ -149,3 +149,16 @@ for b in sorted(glob.glob(R + '/bench_*_1.json')):
         for name, tac in (('explain default', dd), ('explain fastest', efast), ('bench fastest', bbest), ('cublaslt heuristic', heur)):
             f = lambda d, k: ('%8.1f' % d[k][0]) if k in d else '       -'
             print(f'  {name:19s} def {f(ed, tac)}  settled {f(es, tac)}  bench {bt.get(tac, float("nan")):8.1f}  {short(tac)}')
+# ===== .gpu/s22_call6.sh
+#!/usr/bin/env bash
+# Session 22 call 6: the split again (397c57e), the tune and the between-edges bench only
+# (`tune-between`), to see whether call 3's 179 of 184 between edges holds in another run.
+set -u
+cd "$(dirname "$0")/.."
+B=.gpu/bin; unset FP8GEMM_CACHE FP8GEMM_TUNE FP8GEMM_RECOVER_MS FP8GEMM_SETTLE_MS FP8GEMM_SETTLE_MIN_CALL_US
+OUT=$OUT/acc bash scripts/gpu_acceptance.sh $B tune-between > $OUT/acc_summary.txt 2>&1
+tail -4 $OUT/acc_summary.txt
+tar xzf $OUT/acc/logs.tar.gz -C $OUT/acc logs/tune.log && grep -E "where the time went|^tune: 575" $OUT/acc/logs/tune.log
+python3 scripts/auto_regret.py --by-m --worst 8 $OUT/acc/auto_between.csv | cut -c1-200
+python3 scripts/auto_regret.py $OUT/acc/auto_between.csv --against docs/perf/data/s22_call3_auto_between_h200.csv | sed -n '/^against/,$p' | cut -c1-160
+rm -rf $OUT/acc/logs; cd $OUT && tar czf acc.tgz acc && rm -rf acc
