@@ -110,10 +110,11 @@ std::vector<std::string> add_unlisted_preferred(Candidates& c, const Problem& p,
     try {
       Tactic t = Tactic::parse(name);
       Backend* b = find_backend(backends, t.backend);
+      // excluded_names holds the backends gather_candidates found unavailable or failing to list.
       if (!b || !allowed(t.backend, only) || c.excluded_names.count(t.backend)) continue;
       // The adaptive tactic runs the backend's default here, which the backend lists already.
       if (const auto a = b->adaptive_default(); a && a->name() == name) continue;
-      if (!b->available().ok || !b->can_implement(p, t).ok) continue;
+      if (!b->can_implement(p, t).ok) continue;
       seen.insert(name);
       c.tactics.push_back(std::move(t));
       added.push_back(name);

@@ -125,10 +125,10 @@ Candidates gather_candidates(const Problem& p, const std::vector<Backend*>& back
                              const Tactic& default_tactic, const std::vector<std::string>& only);
 
 // Appends the `preferred` tactics (a neighbouring bucket's choices and finalists) that no backend
-// listed for `p` but whose backend can run `p` (and is allowed, available and not excluded): a
-// backend may list per M (cuBLASLt's heuristic answers per M; on the H200 the 168x128 tile chosen
-// at 8192x8192 M <= 6144 was not in the list at M <= 8192), and a neighbour's best is the
-// likeliest winner under a tight key budget. The adaptive tactic is left out (it runs the
+// listed for `p` but whose backend can run `p` and is allowed and not excluded (`c` comes from
+// gather_candidates, which excludes the unavailable ones): a backend may list per M (cuBLASLt's
+// heuristic answers per M; on the H200 the 168x128 tile chosen at 8192x8192 M <= 6144 was not in
+// the list at M <= 8192), and a neighbour's best is the likeliest winner under a tight key budget. The adaptive tactic is left out (it runs the
 // backend's listed default here); names that do not parse are ignored. Returns the names added.
 std::vector<std::string> add_unlisted_preferred(Candidates& c, const Problem& p, const std::vector<Backend*>& backends,
                                                 const std::vector<std::string>& preferred,
