@@ -124,10 +124,13 @@ bool split_where_they_cross(std::vector<ChoiceSegment>& segments, size_t i, cons
 // segment is split where the heuristic's answer turns into `floor_top`, found by bisection over
 // its answers (cheap host calls, nothing timed): below, the adaptive floor, which runs there what
 // it was timed as at the lowest M (or what the heuristic prefers nearer to it); above, the
-// contender fastest at the top, as a sampled M chooses. Returns whether it split.
+// contender fastest at the top, as a sampled M chooses, among c[0, compared): those whose output
+// was compared with the default's where they were timed (a low-end tie comes after them; its
+// output is compared only where it takes the whole segment). Returns whether it split.
 bool split_at_floor_switch(std::vector<ChoiceSegment>& segments, size_t i, const Problem& problem, int64_t low,
-                           const std::vector<Contender>& c, const std::string& adaptive, const std::string& floor_top,
-                           double threshold, const std::vector<Backend*>& backends, bool edge) {
+                           const std::vector<Contender>& c, size_t compared, const std::string& adaptive,
+                           const std::string& floor_top, double threshold, const std::vector<Backend*>& backends,
+                           bool edge) {
   size_t floor = c.size(), top = c.size();
   double others_low = INFINITY;
   for (size_t j = 0; j < c.size(); ++j) {
@@ -136,7 +139,7 @@ bool split_at_floor_switch(std::vector<ChoiceSegment>& segments, size_t i, const
       continue;
     }
     if (c[j].at_low > 0) others_low = std::min(others_low, c[j].at_low);
-    if (c[j].at_sampled > 0 && (top == c.size() || c[j].at_sampled < c[top].at_sampled)) top = j;
+    if (j < compared && c[j].at_sampled > 0 && (top == c.size() || c[j].at_sampled < c[top].at_sampled)) top = j;
   }
   if (floor == c.size() || top == c.size() || !(c[floor].at_low > 0) || !std::isfinite(others_low)) return false;
   if (!(c[floor].at_low * (1 + threshold) < others_low) ||
@@ -382,8 +385,8 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     for (const Timing& x : r)
       s.candidates.push_back({x.tactic.name(), x.ok ? "low end" : "failed", x.median_us, -1, x.ok ? at : x.error});
     if (o.split_at_floor_switch && adaptive &&
-        split_at_floor_switch(segments, i, problem, q.m, contenders, adaptive->name(), floor_top, threshold, backends,
-                              edge)) {
+        split_at_floor_switch(segments, i, problem, q.m, contenders, tied, adaptive->name(), floor_top, threshold,
+                              backends, edge)) {
       ++i;  // the upper part
       continue;
     }

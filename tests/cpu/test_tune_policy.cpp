@@ -420,6 +420,31 @@ TEST_F(AdaptiveFloorTest, ASegmentWhoseEndsDisagreeIsSplitWhereTheHeuristicChang
   EXPECT_EQ(run(o).choice_for(60), "cublaslt:heur");
 }
 
+// With PolicyOptions::low_end_ties, a tactic that tied with the choice at the top joins the check
+// without its output ever compared with the default's (that happens only where it takes the
+// segment). The split at the heuristic's switch must not give it the upper part: here c1, 0.5%
+// faster than heur at the edge (a tie) and slower at 60, with an output far off, would be the
+// fastest fixed contender at the top; heur takes the upper part instead.
+TEST_F(AdaptiveFloorTest, TheSplitsUpperPartGoesToAContenderWhoseOutputWasCompared) {
+  cublaslt.default_by_m = [](int64_t m) { return m < 62 ? std::string("h1") : std::string("enum0"); };
+  timer.true_us["cublaslt:enum0"] = 10.6;
+  heur_below_edge = 10.6;
+  timer.output_diff["cutlass:c1"] = 1.0;  // far beyond the tolerance
+  timer.at_m = [&](const std::string& name, int64_t m, double t) {
+    if (name == "cublaslt:adapt") return time_of("cublaslt:" + cublaslt.default_by_m(m), m);
+    if (name == "cublaslt:h1") return m < 62 ? 9.0 : 11.0;
+    if (name == "cutlass:c1") return m < 64 ? 12.0 : 9.95;
+    return name == "cublaslt:heur" && m < 64 ? heur_below_edge : t;
+  };
+  PolicyOptions o = options(true);
+  o.split_at_floor_switch = true;
+  o.low_end_ties = true;
+  const Decision d = run(o);
+  EXPECT_EQ(d.choice_for(60), "cublaslt:adapt") << tuning::explain_text(d);
+  EXPECT_EQ(d.choice_for(64), "cublaslt:heur") << tuning::explain_text(d);
+  EXPECT_EQ(d.choice, "cublaslt:heur");
+}
+
 TEST_F(AdaptiveFloorTest, NothingMoreIsTimedWhereTheHeuristicKeepsItsChoice) {
   cublaslt.default_by_m = nullptr;  // the heuristic answers heur at every M...
   heur_below_edge = 10;             // ...which is the best everywhere
