@@ -75,6 +75,17 @@ AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point) {
   return c;
 }
 
+std::vector<size_t> confirm_order(const std::vector<BenchPoint>& points) {
+  auto weight = [&](size_t i) {
+    const BenchEntry* a = find_entry(points[i], "auto");
+    return a && a->ok && a->us > 0 ? a->us : INFINITY;
+  };
+  std::vector<size_t> order(points.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return weight(x) < weight(y); });
+  return order;
+}
+
 void print_confirm_line(std::ostream& os, const BenchPoint& point) {
   const AutoConfirm& c = point.confirm;
   char line[512];

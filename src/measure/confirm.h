@@ -25,6 +25,13 @@ const BenchEntry* fastest_other_than_auto(const BenchPoint& point);
 // a failed round is reported in the note, with ran = false.
 AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point);
 
+// The order the head-to-head rounds run in: lightest first, by the first pass's time of auto
+// (stable; points without a timed auto last). A round of light calls that follows heavy ones runs
+// at clocks still recovering from the power cap, for longer than bench's 300 ms recovery window
+// (H200, session 22: nano9b.down M=1-8 right after nano9b.up M=16384 ran 1.05-1.16x the best, and
+// 1.000 benched alone); the tuner measures its keys lightest first for the same reason.
+std::vector<size_t> confirm_order(const std::vector<BenchPoint>& points);
+
 // One line for the point's head-to-head round: its regret, times, noise and the best's tactic, or
 // why it did not run (nothing when it was not tried).
 void print_confirm_line(std::ostream& os, const BenchPoint& point);

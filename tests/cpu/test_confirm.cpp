@@ -122,6 +122,19 @@ TEST(ConfirmAuto, AFailedRoundIsReportedNotThrown) {
   EXPECT_EQ(c.note, "auto was not timed");
 }
 
+TEST(ConfirmAuto, RoundsRunLightestFirstByAutosFirstPassTime) {
+  // A suite's order: each shape's M ascending, so a light point follows the previous shape's
+  // heaviest. The rounds go by auto's time instead; a point without auto goes last; ties keep order.
+  BenchPoint heavy = point(kAuto, 900.0), light = point(kAuto, 9.6), mid = point(kAuto, 40.0);
+  BenchPoint tie = point(kAuto, 9.6), no_auto = point();
+  no_auto.entries.pop_back();
+  BenchPoint failed = point(kAuto, 5.0);
+  failed.entries.back().ok = false;
+  const std::vector<size_t> order = confirm_order({heavy, no_auto, light, failed, mid, tie});
+  EXPECT_EQ(order, (std::vector<size_t>{2, 5, 4, 0, 1, 3}));
+  EXPECT_TRUE(confirm_order({}).empty());
+}
+
 TEST(ConfirmAuto, ReportedInTheTableCsvJsonAndSummary) {
   BenchPoint p = point();
   FakeTimer timer;

@@ -309,12 +309,13 @@ void run_bench(const BenchOptions& o) {
   // The head-to-head rounds run after every point's first pass, not between them: a long round of
   // heavy calls leaves the GPU at its power cap, and the next point's first pass would start there
   // (H200 session 18: with the round right after each point, M=1 points that followed M=16384
-  // ones lost 4-12% in the first pass).
+  // ones lost 4-12% in the first pass). They run lightest first (confirm_order) for the same reason.
   if (o.confirm_auto && !points.empty()) {
     std::cout << "\nauto against the fastest other tactic, timed again head to head ([auto, best, best, auto], "
-              << kConfirmReplays << " replays of >= " << kLongReplayUs << " us):\n";
-    for (size_t i = 0; i < points.size(); ++i) {
-      BenchPoint& pt = points[i];
+              << kConfirmReplays << " replays of >= " << kLongReplayUs << " us; lightest first):\n";
+    const std::vector<size_t> order = confirm_order(points);
+    for (size_t i = 0; i < order.size(); ++i) {
+      BenchPoint& pt = points[order[i]];
       std::fprintf(stderr, "[confirm %zu/%zu] %s M=%lld\n", i + 1, points.size(), pt.shape.c_str(),
                    (long long)pt.problem.m);
       const BenchEntry* auto_entry = find_entry(pt, "auto");
