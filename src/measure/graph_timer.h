@@ -50,6 +50,14 @@ struct GraphTimerOptions {
   // recover_ms = 0: off.
   double recover_ms = 300;
   double recover_below_call_us = 25;
+  // Keeping the load on: after a heavy measurement (fastest calls >= settle_min_call_us) its
+  // fastest candidate's graph is replayed for keep_busy_ms more, queued behind the timed replays
+  // and not timed, so the GPU stays under that load while the host decides, lists and captures the
+  // next measurement, whose settling then starts from a busy GPU. Why: the clock returns to boost
+  // in any idle gap and takes ~50-100 ms of load to come back down to the power cap, so a heavy
+  // measurement that follows a few milliseconds of host work was timed on the way down (docs/tuning.md
+  // "Tune and judge in different power states"). 0: off.
+  double keep_busy_ms = 0;
 };
 
 // How long a heavy measurement settles when the GPU has been idle for `gap_ms` since the last
@@ -64,12 +72,13 @@ GraphTimerOptions tuning_timer_options();
 
 // `o` with the environment's settle overrides, for measuring experiments: FP8GEMM_SETTLE_MS
 // (settle_ms; settle_idle_ms becomes three times it; 0 turns settling off),
-// FP8GEMM_SETTLE_BUSY_MS (settle_busy_ms), FP8GEMM_SETTLE_MIN_CALL_US and FP8GEMM_RECOVER_MS
-// (recover_ms). Unset or empty:
+// FP8GEMM_SETTLE_BUSY_MS (settle_busy_ms), FP8GEMM_SETTLE_MIN_CALL_US, FP8GEMM_RECOVER_MS
+// (recover_ms) and FP8GEMM_KEEP_BUSY_MS (keep_busy_ms). Unset or empty:
 // unchanged. Throws Error(kInvalidArgument) naming the variable for anything but a finite
 // number >= 0. The GraphTimer constructor applies it.
 GraphTimerOptions with_settle_env(GraphTimerOptions o, const char* settle_ms, const char* min_call_us,
-                                  const char* settle_busy_ms = nullptr, const char* recover_ms = nullptr);
+                                  const char* settle_busy_ms = nullptr, const char* recover_ms = nullptr,
+                                  const char* keep_busy_ms = nullptr);
 
 // Calls per replay for a kernel whose single call took `call_us`: `max_calls` unless that many
 // would last >= target_replay_us, then just enough to reach it, but at least `min_calls`; with

@@ -279,6 +279,10 @@ TEST(GraphTimerSizing, SettleEnvironmentOverrides) {
   EXPECT_EQ(with_settle_env(d, nullptr, nullptr, nullptr, "120").recover_ms, 120);
   EXPECT_EQ(with_settle_env(d, nullptr, nullptr, nullptr, nullptr).recover_ms, d.recover_ms);
   EXPECT_THROW(with_settle_env(d, nullptr, nullptr, nullptr, "-5"), Error);
+  EXPECT_EQ(d.keep_busy_ms, 0) << "keeping the load on is opt-in";
+  EXPECT_EQ(with_settle_env(d, nullptr, nullptr, nullptr, nullptr, "7").keep_busy_ms, 7);
+  EXPECT_EQ(with_settle_env(d, nullptr, nullptr, nullptr, nullptr, "").keep_busy_ms, 0);
+  EXPECT_THROW(with_settle_env(d, nullptr, nullptr, nullptr, nullptr, "busy"), Error);
 }
 
 // The tuner times short calls in replays of >= 300 us (as bench's head-to-head rounds), the

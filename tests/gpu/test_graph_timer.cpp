@@ -79,6 +79,44 @@ TEST(GraphTimer, LightAfterHeavyRecoversFirst) {
   }
 }
 
+// Keeping the load on (GraphTimerOptions::keep_busy_ms): after a heavy measurement its fastest
+// graph keeps replaying, untimed, while the host prepares the next; nothing it reads or writes is
+// freed under it (a problem with other weights and a larger M follow), it does not leak into the
+// next measurement's timed replays, and it is off by default.
+TEST(GraphTimer, KeepBusyQueuesTheFastestGraphAfterAHeavyMeasurementAndNothingElse) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  Context& ctx = testing::test_context();
+  const Problem heavy = problem(4096, 8192, 8192), other = problem(8192, 4096, 8192);
+  const Tactic th = ctx.choose(heavy, "cublaslt"), to = ctx.choose(other, "cublaslt");
+  GraphTimer plain(ctx);
+  ASSERT_TRUE(plain.measure(heavy, {th}, MeasureOptions{0, 5, 1})[0].ok);
+  EXPECT_EQ(plain.spent_ms().count("heater_queued"), 0u) << "off by default";
+
+  GraphTimerOptions o;
+  o.keep_busy_ms = 30;
+  GraphTimer timer(ctx, o);
+  const std::vector<Timing> first = timer.measure(heavy, {th, th}, MeasureOptions{0, 5, 1});
+  ASSERT_TRUE(first[0].ok && first[1].ok) << first[0].error << first[1].error;
+  ASSERT_EQ(timer.spent_ms().count("heater_queued"), 1u);
+  EXPECT_GE(timer.spent_ms().at("heater_queued"), 30.0);
+  // Right behind the heater: the same problem, then other weights and a larger M (both free
+  // buffers the heater uses), then an output comparison.
+  const std::vector<Timing> again = timer.measure(heavy, {th}, MeasureOptions{0, 5, 1});
+  ASSERT_TRUE(again[0].ok) << again[0].error;
+  // Leaked into them, ~30 ms of heater would add several times a replay (1.2 ms) to its time.
+  EXPECT_NEAR(again[0].median_us / first[0].median_us, 1.0, 0.4) << "the heater ran inside the timed replays";
+  EXPECT_TRUE(timer.measure(other, {to}, MeasureOptions{0, 5, 1})[0].ok);
+  EXPECT_EQ(timer.weight_allocations(), 2);
+  EXPECT_LE(timer.compare_outputs(other, to, {to})[0], 1e-2);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  // A light measurement queues nothing.
+  const double queued = timer.spent_ms().at("heater_queued");
+  const Problem light = problem(1, 4096, 4096);
+  ASSERT_TRUE(timer.measure(light, {ctx.choose(light, "cublaslt")}, MeasureOptions{0, 5, 1})[0].ok);
+  EXPECT_EQ(timer.spent_ms().at("heater_queued"), queued);
+  EXPECT_EQ(cudaStreamSynchronize(timer.stream()), cudaSuccess);
+}
+
 TEST(GraphTimer, FailingCandidateIsReportedAndOthersStillRun) {
   FP8GEMM_SKIP_WITHOUT_GPU();
   Context& ctx = testing::test_context();
