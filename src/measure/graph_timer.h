@@ -56,7 +56,7 @@ struct GraphTimerOptions {
   // next measurement, whose settling then starts from a busy GPU. Why: the clock returns to boost
   // in any idle gap and takes ~50-100 ms of load to come back down to the power cap, so a heavy
   // measurement that follows a few milliseconds of host work was timed on the way down (docs/tuning.md
-  // "Tune and judge in different power states"). 0: off.
+  // "Session 23: the tune and the judge in different power states"). 0: off (the tuner's timer: 5).
   double keep_busy_ms = 0;
 };
 
@@ -66,8 +66,9 @@ struct GraphTimerOptions {
 double settle_target_ms(const GraphTimerOptions& o, double gap_ms);
 
 // The tuner's timer: settles of 5 ms between a key's back-to-back measurements (20 ms after a
-// pause, 60 after an idle gap, as every timer; docs/tuning.md "Power and clocks"), and replays of
-// short calls of >= 300 us (min_replay_us; docs/tuning.md "Longer replays for short calls").
+// pause, 60 after an idle gap, as every timer; docs/tuning.md "Power and clocks"), 5 ms of the
+// load kept on after each heavy measurement (keep_busy_ms), and replays of short calls of >= 300
+// us (min_replay_us; docs/tuning.md "Longer replays for short calls").
 GraphTimerOptions tuning_timer_options();
 
 // `o` with the environment's settle overrides, for measuring experiments: FP8GEMM_SETTLE_MS

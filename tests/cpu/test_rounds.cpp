@@ -295,6 +295,13 @@ TEST(GraphTimerSizing, TheTunersReplaysOfShortCallsAreLong) {
   EXPECT_EQ(calls_per_replay_for(4, GraphTimerOptions{}), 20);
 }
 
+// The tuner's timer keeps the load on for 5 ms after each heavy measurement; bench's does not.
+TEST(GraphTimerSizing, TheTunersTimerKeepsTheLoadOnBetweenHeavyMeasurements) {
+  EXPECT_EQ(GraphTimerOptions{}.keep_busy_ms, 0);
+  EXPECT_EQ(tuning_timer_options().keep_busy_ms, 5);
+  EXPECT_EQ(with_settle_env(tuning_timer_options(), nullptr, nullptr, nullptr, nullptr, "0").keep_busy_ms, 0);
+}
+
 // How long a heavy measurement settles depends on how long the GPU idled before it: every timer
 // settles the same after a pause or an idle gap; the tuner's timer settles less between a key's
 // back-to-back measurements, and only there.
