@@ -101,6 +101,10 @@ class GraphTimer : public Timer {
   // capture, instantiate, upload), "settle" (warm-up and settling replays), "replays" (the
   // timed round-robin, until the GPU is done), "compare" (output checks).
   std::map<std::string, double> spent_ms() const override;
+  // GPU time of the replays queued to keep the load on (GraphTimerOptions::keep_busy_ms), in ms.
+  // Not a stage of spent_ms: they overlap the host's work, and what the host waited for them is in
+  // the stage that waited ("probe", "settle", "compare").
+  double kept_busy_ms() const;
 
   // The timer's own stream (non-blocking), on which every measurement runs.
   cudaStream_t stream() const;
