@@ -64,6 +64,7 @@ struct Decision {
   std::string reason;       // one sentence: why `choice`
   bool measured = false;    // false: nothing was timed (budget spent, no challenger, ...)
   double elapsed_ms = 0;    // wall time spent on this key
+  double clock_mhz = 0;     // mean SM clock over the edge's full round; 0: not recorded (FP8GEMM_RECORD_CLOCK=1)
   std::vector<int64_t> sampled_ms;  // M values below the edge where the finalists were also timed
   // The choice per part of the bucket, ascending; the last segment's tactic is `choice` (the
   // edge's). Adjacent segments with the same tactic are merged.

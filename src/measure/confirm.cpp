@@ -72,6 +72,7 @@ AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point) {
   c.auto_us = 0.5 * (t[0].median_us + t[3].median_us);
   c.best_us = 0.5 * (t[1].median_us + t[2].median_us);
   c.noise = std::max(paired_noise(t[0], t[3]), paired_noise(t[1], t[2]));
+  c.clock_mhz = t[0].clock_mhz;
   return c;
 }
 

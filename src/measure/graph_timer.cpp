@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "core/cuda_check.h"
 #include "core/device_buffer.h"
@@ -49,6 +50,23 @@ GraphTimerOptions with_settle_env(GraphTimerOptions o, const char* settle_ms, co
   o.recover_ms = env_number("FP8GEMM_RECOVER_MS", recover_ms, o.recover_ms);
   o.keep_busy_ms = env_number("FP8GEMM_KEEP_BUSY_MS", keep_busy_ms, o.keep_busy_ms);
   return o;
+}
+
+GraphTimerOptions with_clock_env(GraphTimerOptions o, const char* value) {
+  if (value && *value) o.record_clock = env_number("FP8GEMM_RECORD_CLOCK", value, 0) > 0;
+  return o;
+}
+
+double mean_sm_clock_mhz(const uint64_t* start, const uint64_t* end, int slots) {
+  double sum = 0;
+  int n = 0;
+  for (int i = 0; i < slots; ++i) {
+    const uint64_t c0 = start[2 * i], t0 = start[2 * i + 1], c1 = end[2 * i], t1 = end[2 * i + 1];
+    if (!c0 || !t0 || !c1 || !t1 || c1 <= c0 || t1 <= t0) continue;
+    sum += 1000.0 * double(c1 - c0) / double(t1 - t0);
+    ++n;
+  }
+  return n ? sum / n : 0;
 }
 
 double settle_target_ms(const GraphTimerOptions& o, double gap_ms) {
@@ -138,6 +156,7 @@ struct GraphTimer::Impl {
   int weight_allocations = 0;
 
   DeviceBuffer a, out, out_ref, scales, scratch, flush;
+  DeviceBuffer clock_slots;  // GraphTimerOptions::record_clock: two samples of sample_sm_clocks
   uint64_t draws = 0;  // seeds fresh activations per measurement
 
   // Calls per replay already probed for the current problem, by tactic name.
@@ -366,9 +385,11 @@ struct GraphTimer::Impl {
 
 GraphTimer::GraphTimer(Context& ctx, GraphTimerOptions options)
     : impl_(std::make_unique<Impl>(
-          ctx, with_settle_env(options, std::getenv("FP8GEMM_SETTLE_MS"), std::getenv("FP8GEMM_SETTLE_MIN_CALL_US"),
-                               std::getenv("FP8GEMM_SETTLE_BUSY_MS"), std::getenv("FP8GEMM_RECOVER_MS"),
-                               std::getenv("FP8GEMM_KEEP_BUSY_MS")))) {
+          ctx, with_clock_env(with_settle_env(options, std::getenv("FP8GEMM_SETTLE_MS"),
+                                              std::getenv("FP8GEMM_SETTLE_MIN_CALL_US"),
+                                              std::getenv("FP8GEMM_SETTLE_BUSY_MS"), std::getenv("FP8GEMM_RECOVER_MS"),
+                                              std::getenv("FP8GEMM_KEEP_BUSY_MS")),
+                              std::getenv("FP8GEMM_RECORD_CLOCK")))) {
   DeviceGuard guard(ctx.device().device);
   FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
   impl_->l2_bytes = std::max<size_t>(ctx.device().l2_bytes, 1 << 20);
@@ -434,6 +455,17 @@ std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tact
     if (t.ok) s.replayed.insert(t.tactic.name());
   since = s.lap("settle", since);
 
+  // GraphTimerOptions::record_clock: every SM's cycle counter and the global timer, sampled
+  // right before the first timed replay and right after the last (outside every replay's events).
+  const size_t clock_words = 2 * size_t(measure_kernels::kClockSlots);
+  uint64_t* clock_start = nullptr;
+  if (s.options.record_clock) {
+    ensure_size(s.clock_slots, 2 * clock_words * sizeof(uint64_t));
+    clock_start = s.clock_slots.as<uint64_t>();
+    FP8GEMM_CUDA_CHECK(cudaMemsetAsync(clock_start, 0, 2 * clock_words * sizeof(uint64_t), s.stream));
+    measure_kernels::sample_sm_clocks(clock_start, s.ctx.device().sm_count, s.stream);
+  }
+
   // Round-robin: replay r of every candidate before replay r + 1 of any. Nothing synchronizes
   // until all are enqueued, so the GPU runs them back to back.
   const size_t n = candidates.size();
@@ -460,9 +492,16 @@ std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tact
       FP8GEMM_CUDA_CHECK(cudaEventRecord(s.events[2 * slot + 1], s.stream));
       recorded[slot] = 1;
     }
+  if (clock_start) measure_kernels::sample_sm_clocks(clock_start + clock_words, s.ctx.device().sm_count, s.stream);
   // A kernel that faults leaves a sticky error: nothing after it can be trusted, so this throws.
   FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(s.stream));
   s.last_busy_ms = s.lap("replays", since);
+  double clock_mhz = 0;
+  if (clock_start) {
+    std::vector<uint64_t> samples(2 * clock_words);
+    FP8GEMM_CUDA_CHECK(cudaMemcpy(samples.data(), clock_start, samples.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+    clock_mhz = mean_sm_clock_mhz(samples.data(), samples.data() + clock_words, measure_kernels::kClockSlots);
+  }
 
   for (size_t i = 0; i < n; ++i) {
     if (!timings[i].ok) continue;
@@ -473,6 +512,7 @@ std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tact
                                       graphs[i].calls);
     }
     timings[i].median_us = median(timings[i].samples_us);
+    timings[i].clock_mhz = clock_mhz;
   }
   // Heavy for recover_ms: the fastest candidate's calls are heavy (one slow candidate among light
   // ones does not make the load heavy).

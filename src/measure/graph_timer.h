@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <memory>
 
 #include "fp8gemm/context.h"
@@ -58,7 +59,23 @@ struct GraphTimerOptions {
   // measurement that follows a few milliseconds of host work was timed on the way down (docs/tuning.md
   // "Session 23: the tune and the judge in different power states"). 0: off (the tuner's timer: 5).
   double keep_busy_ms = 0;
+  // Records the mean SM clock over each measurement's timed replays (Timing::clock_mhz): every
+  // SM's cycle counter against the global timer, sampled right before the first timed replay and
+  // right after the last, so the power state a measurement ran in is visible beside its times
+  // (docs/tuning.md "Session 23: the tune and the judge in different power states"). Off by
+  // default (FP8GEMM_RECORD_CLOCK=1 turns it on).
+  bool record_clock = false;
 };
+
+// `o` with FP8GEMM_RECORD_CLOCK applied (`value`: unset or empty leaves it, 0 turns it off, any
+// other number >= 0 on); anything else throws Error(kInvalidArgument) naming the variable. The
+// GraphTimer constructor applies it.
+GraphTimerOptions with_clock_env(GraphTimerOptions o, const char* value);
+
+// The mean over SMs of (cycles / nanoseconds) between two samples of sample_sm_clocks (each
+// 2 * slots words), in MHz; an SM is counted where both samples were written (non-zero) and both
+// counters advanced. 0 when none was.
+double mean_sm_clock_mhz(const uint64_t* start, const uint64_t* end, int slots);
 
 // How long a heavy measurement settles when the GPU has been idle for `gap_ms` since the last
 // measurement's replays: settle_busy_ms up to busy_gap_ms, settle_ms up to idle_gap_ms,

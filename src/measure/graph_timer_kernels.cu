@@ -45,6 +45,19 @@ __global__ void read_kernel(const uint4* data, size_t count, unsigned* sink) {
   if (sink && acc == 0x9E3779B9u) *sink = acc;
 }
 
+__global__ void sm_clock_kernel(unsigned long long* slots) {
+  if (threadIdx.x != 0) return;
+  unsigned smid;
+  unsigned long long ns;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  const unsigned long long cycles = static_cast<unsigned long long>(clock64());
+  if (smid < unsigned(kClockSlots)) {
+    slots[2 * smid] = cycles;
+    slots[2 * smid + 1] = ns;
+  }
+}
+
 template <typename T>
 __device__ float to_float(T v);
 template <>
@@ -92,6 +105,12 @@ void read_through(const void* data, size_t bytes, cudaStream_t stream) {
   if (count == 0) return;
   const int threads = 512;
   read_kernel<<<grid_for(count, threads), threads, 0, stream>>>(static_cast<const uint4*>(data), count, nullptr);
+  FP8GEMM_CUDA_CHECK(cudaGetLastError());
+}
+
+void sample_sm_clocks(uint64_t* slots, int sm_count, cudaStream_t stream) {
+  // Several blocks per SM so that every SM runs at least one; any of them gives its SM's sample.
+  sm_clock_kernel<<<4 * std::max(sm_count, 1), 32, 0, stream>>>(reinterpret_cast<unsigned long long*>(slots));
   FP8GEMM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -255,14 +255,18 @@ void write_json(std::ostream& os, const std::vector<BenchPoint>& points) {
          << ", \"ok\": " << (t.ok ? "true" : "false") << ", \"median_us\": " << json_number(t.median_us)
          << ", \"error\": " << json_string(t.error) << ", \"samples_us\": [";
       for (size_t s = 0; s < t.samples_us.size(); ++s) os << (s ? ", " : "") << json_number(t.samples_us[s]);
-      os << "]}";
+      os << "]";
+      if (t.clock_mhz > 0) os << ", \"clock_mhz\": " << json_number(t.clock_mhz);
+      os << "}";
     }
     const AutoConfirm& c = p.confirm;
     os << "],\n     \"confirm\": {\"ran\": " << (c.ran ? "true" : "false")
        << ", \"best_tactic\": " << json_string(c.best_tactic) << ", \"auto_us\": " << json_number(c.auto_us)
        << ", \"best_us\": " << json_number(c.best_us) << ", \"noise\": " << json_number(c.noise)
        << ", \"regret\": " << json_number(c.regret()) << ", \"calls_per_replay\": " << c.calls_per_replay
-       << ", \"replays\": " << c.replays << ", \"note\": " << json_string(c.note) << "}";
+       << ", \"replays\": " << c.replays << ", \"note\": " << json_string(c.note);
+    if (c.clock_mhz > 0) os << ", \"clock_mhz\": " << json_number(c.clock_mhz);
+    os << "}";
     os << ",\n     \"notes\": [";
     for (size_t j = 0; j < p.notes.size(); ++j) os << (j ? ", " : "") << json_string(p.notes[j]);
     os << "]}";

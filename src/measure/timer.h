@@ -31,6 +31,9 @@ struct Timing {
   std::string error;
   double median_us = 0;       // per call
   std::vector<double> samples_us;  // per call, one per replay, in measurement order
+  // Mean SM clock over the measurement's timed replays (the same for every candidate of it), in
+  // MHz; 0 when not recorded (GraphTimerOptions::record_clock).
+  double clock_mhz = 0;
 };
 
 class Timer {

@@ -517,6 +517,7 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
   d.threshold = std::max(o.min_gain, o.noise_factor * rr.noise);
   d.default_us = rr.reference.median_us;
   d.choice_us = d.default_us;
+  d.clock_mhz = rr.reference.clock_mhz;
   d.candidates.push_back({d.default_tactic, "default", rr.reference.median_us, 0,
                           rr.reference.ok ? "" : rr.reference.error});
   for (const Timing& t : rr.pruned)

@@ -285,6 +285,34 @@ TEST(GraphTimerSizing, SettleEnvironmentOverrides) {
   EXPECT_THROW(with_settle_env(d, nullptr, nullptr, nullptr, nullptr, "busy"), Error);
 }
 
+// FP8GEMM_RECORD_CLOCK: off by default, 1 on, 0 off, anything but a number >= 0 an error.
+TEST(GraphTimerSizing, ClockRecordingIsOptIn) {
+  const GraphTimerOptions d;
+  EXPECT_FALSE(d.record_clock);
+  EXPECT_FALSE(tuning_timer_options().record_clock);
+  EXPECT_FALSE(with_clock_env(d, nullptr).record_clock);
+  EXPECT_FALSE(with_clock_env(d, "").record_clock);
+  EXPECT_TRUE(with_clock_env(d, "1").record_clock);
+  GraphTimerOptions on = d;
+  on.record_clock = true;
+  EXPECT_FALSE(with_clock_env(on, "0").record_clock);
+  EXPECT_THROW(with_clock_env(d, "yes"), Error);
+}
+
+// Each SM's cycles over the global timer's nanoseconds between two samples, averaged over the
+// SMs written in both; an SM missing from one sample, or whose counters did not advance, is out.
+TEST(GraphTimerSizing, MeanSmClockIsCyclesOverNanosecondsAveragedOverSms) {
+  constexpr int kSlots = 4;
+  uint64_t start[2 * kSlots] = {}, end[2 * kSlots] = {};
+  auto set = [](uint64_t* s, int sm, uint64_t cycles, uint64_t ns) { s[2 * sm] = cycles, s[2 * sm + 1] = ns; };
+  EXPECT_EQ(mean_sm_clock_mhz(start, end, kSlots), 0) << "nothing written";
+  set(start, 0, 1000, 10000), set(end, 0, 1000 + 2000000, 10000 + 1000000);  // 2000 MHz
+  set(start, 1, 500000, 20000), set(end, 1, 500000 + 1500000, 20000 + 1000000);  // 1500 MHz
+  set(start, 2, 7, 7);  // not in the second sample
+  set(start, 3, 900, 900), set(end, 3, 900, 5000);  // its cycle counter did not advance
+  EXPECT_DOUBLE_EQ(mean_sm_clock_mhz(start, end, kSlots), 1750);
+}
+
 // The tuner times short calls in replays of >= 300 us (as bench's head-to-head rounds), the
 // bench's first pass in DESIGN's 20 calls unless asked.
 TEST(GraphTimerSizing, TheTunersReplaysOfShortCallsAreLong) {

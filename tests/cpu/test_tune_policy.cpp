@@ -696,6 +696,20 @@ TEST_F(PolicyTest, ExplainAndJsonShowTheSegments) {
   EXPECT_GT(again.phase_ms.at("timer_replays"), 0);
 }
 
+// With FP8GEMM_RECORD_CLOCK=1 the timer reports the SM clock of each measurement: the decision
+// keeps the edge's full round's, and the JSON shows it; without it the field is left out.
+TEST_F(PolicyTest, TheEdgeRoundsClockIsInTheDecisionWhenRecorded) {
+  timer.true_us["cutlass:c1"] = 8;
+  timer.true_us["cublaslt:h1"] = 9;
+  const Decision plain = run();
+  EXPECT_EQ(plain.clock_mhz, 0);
+  EXPECT_EQ(tuning::decisions_to_json({plain}, DeviceInfo{}).find("clock_mhz"), std::string::npos);
+  timer.sm_clock_mhz = 1455;
+  const Decision d = run();
+  EXPECT_EQ(d.clock_mhz, 1455);
+  EXPECT_NE(tuning::decisions_to_json({d}, DeviceInfo{}).find("\"clock_mhz\": 1455"), std::string::npos);
+}
+
 // `fp8gemm tune` ends with where the run's time went: the policy's phases, then the timer's.
 TEST(PhaseSummary, SumsEachPhaseOverTheKeysLargestFirst) {
   Decision a, b;

@@ -116,6 +116,28 @@ TEST(GraphTimer, KeepBusyQueuesTheFastestGraphAfterAHeavyMeasurementAndNothingEl
   EXPECT_EQ(cudaStreamSynchronize(timer.stream()), cudaSuccess);
 }
 
+// GraphTimerOptions::record_clock: each measurement reports the mean SM clock of its timed
+// replays, the same for all its candidates, within what any GPU this runs on can clock; off, 0.
+TEST(GraphTimer, RecordsTheSmClockOfItsTimedReplaysWhenAsked) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  Context& ctx = testing::test_context();
+  const Problem light = problem(1, 4096, 4096), heavy = problem(4096, 8192, 8192);
+  const Tactic tl = ctx.choose(light, "cublaslt"), th = ctx.choose(heavy, "cublaslt");
+  GraphTimer plain(ctx);
+  EXPECT_EQ(plain.measure(light, {tl}, MeasureOptions{0, 5, 1})[0].clock_mhz, 0.0);
+  GraphTimerOptions o;
+  o.record_clock = true;
+  GraphTimer timer(ctx, o);
+  for (const auto& [p, t] : {std::pair{light, tl}, std::pair{heavy, th}}) {
+    const std::vector<Timing> r = timer.measure(p, {t, t}, MeasureOptions{0, 5, 1});
+    ASSERT_TRUE(r[0].ok && r[1].ok) << r[0].error << r[1].error;
+    EXPECT_GT(r[0].clock_mhz, 200.0);
+    EXPECT_LT(r[0].clock_mhz, 3500.0);
+    EXPECT_EQ(r[1].clock_mhz, r[0].clock_mhz);
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
 TEST(GraphTimer, FailingCandidateIsReportedAndOthersStillRun) {
   FP8GEMM_SKIP_WITHOUT_GPU();
   Context& ctx = testing::test_context();
