@@ -25,12 +25,19 @@ const BenchEntry* fastest_other_than_auto(const BenchPoint& point);
 // a failed round is reported in the note, with ran = false.
 AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point);
 
-// The order the head-to-head rounds run in: lightest first, by the first pass's time of auto
-// (stable; points without a timed auto last). A round of light calls that follows heavy ones runs
-// at clocks still recovering from the power cap, for longer than bench's 300 ms recovery window
-// (H200, session 22: nano9b.down M=1-8 right after nano9b.up M=16384 ran 1.05-1.16x the best, and
-// 1.000 benched alone); the tuner measures its keys lightest first for the same reason.
-std::vector<size_t> confirm_order(const std::vector<BenchPoint>& points);
+// The order the head-to-head rounds run in. kLightestFirst (bench's default): by the first
+// pass's time of auto (stable; points without a timed auto last). A round of light calls that
+// follows heavy ones runs at clocks still recovering from the power cap, for longer than bench's
+// 300 ms recovery window (H200, session 22: nano9b.down M=1-8 right after nano9b.up M=16384 ran
+// 1.05-1.16x the best, and 1.000 benched alone); the tuner measures its keys lightest first for
+// the same reason. kByM: by M, then as kLightestFirst within an M, as a serving step runs every
+// layer at one M: equal call times can draw different power (a weight stream at M=12 after
+// compute-bound rounds at M=100-700; session 23, nemoH8b.down M=12: 1.057 timed again, 1.000 in
+// the first pass), and a round's clock depends on the rounds before it. For measuring the judge
+// itself (`fp8gemm bench --confirm-order m`); not measured yet.
+enum class ConfirmOrder { kLightestFirst, kByM };
+std::vector<size_t> confirm_order(const std::vector<BenchPoint>& points,
+                                  ConfirmOrder order = ConfirmOrder::kLightestFirst);
 
 // One line for the point's head-to-head round: its regret, times, noise and the best's tactic, or
 // why it did not run (nothing when it was not tried).

@@ -135,6 +135,18 @@ TEST(ConfirmAuto, RoundsRunLightestFirstByAutosFirstPassTime) {
   EXPECT_TRUE(confirm_order({}).empty());
 }
 
+TEST(ConfirmAuto, ByMTheRoundsGoByMThenLightestFirst) {
+  auto at = [](int64_t m, double auto_us) {
+    BenchPoint p = point(kAuto, auto_us);
+    p.problem.m = m;
+    return p;
+  };
+  // Lightest first would run M=700's 18 us round before M=12's 22 us one; by M it comes last.
+  const std::vector<BenchPoint> points{at(700, 18.0), at(12, 22.0), at(3, 25.0), at(12, 9.0)};
+  EXPECT_EQ(confirm_order(points), (std::vector<size_t>{3, 0, 1, 2}));
+  EXPECT_EQ(confirm_order(points, ConfirmOrder::kByM), (std::vector<size_t>{2, 3, 1, 0}));
+}
+
 // The head-to-head round's SM clock (FP8GEMM_RECORD_CLOCK=1) is in the JSON beside each timing's:
 // the judge's power state per point. Left out when not recorded.
 TEST(ConfirmAuto, TheRoundsClockIsInTheJsonWhenRecorded) {

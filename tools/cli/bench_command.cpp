@@ -39,6 +39,7 @@ struct BenchOptions {
   double verify_tolerance = 0.02;
   bool verify = true;
   bool confirm_auto = true;  // time auto and the fastest other tactic again, head to head
+  std::string confirm_order = "time";  // the rounds' order: "time" (lightest first) or "m" (by M)
   double min_replay_us = 0;  // GraphTimerOptions::min_replay_us (0: DESIGN's sizing, >= 20 calls)
 };
 
@@ -312,8 +313,10 @@ void run_bench(const BenchOptions& o) {
   // ones lost 4-12% in the first pass). They run lightest first (confirm_order) for the same reason.
   if (o.confirm_auto && !points.empty()) {
     std::cout << "\nauto against the fastest other tactic, timed again head to head ([auto, best, best, auto], "
-              << kConfirmReplays << " replays of >= " << kLongReplayUs << " us; lightest first):\n";
-    const std::vector<size_t> order = confirm_order(points);
+              << kConfirmReplays << " replays of >= " << kLongReplayUs << " us; "
+              << (o.confirm_order == "m" ? "by M, lightest first within an M" : "lightest first") << "):\n";
+    const std::vector<size_t> order =
+        confirm_order(points, o.confirm_order == "m" ? ConfirmOrder::kByM : ConfirmOrder::kLightestFirst);
     for (size_t i = 0; i < order.size(); ++i) {
       BenchPoint& pt = points[order[i]];
       std::fprintf(stderr, "[confirm %zu/%zu] %s M=%lld\n", i + 1, points.size(), pt.shape.c_str(),
@@ -393,6 +396,11 @@ const CommandRegistrar kRegister([](CLI::App& app) {
                   "(DESIGN's minimum). For comparing replay lengths; every ratio in the run uses it")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100000.0));
+  cmd->add_option("--confirm-order", o.confirm_order,
+                  "order of the head-to-head rounds: time (lightest first) or m (by M, then lightest first); "
+                  "for measuring the judge itself")
+      ->check(CLI::IsMember({"time", "m"}))
+      ->capture_default_str();
   cmd->add_flag("!--no-confirm-auto", o.confirm_auto,
                 "do not time auto and the fastest other tactic again, head to head (9 replays of >= 300 us, "
                 "ABBA), after every point's first pass");
