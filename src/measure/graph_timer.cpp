@@ -195,9 +195,9 @@ struct GraphTimer::Impl {
     // be freed while it runs.
     const size_t a_bytes = size_t(p.batch * p.m * p.k) * dtype_bytes(p.a_type);
     const size_t out_bytes = size_t(p.batch * p.m * p.n) * dtype_bytes(p.out_type);
-    if (!have_weights || !same_weights(weight_key, p) || a.bytes() < a_bytes || out.bytes() < out_bytes)
-      drain_heater();
-    if (!have_weights || !same_weights(weight_key, p)) {
+    const bool new_weights = !have_weights || !same_weights(weight_key, p);
+    if (new_weights || a.bytes() < a_bytes || out.bytes() < out_bytes) drain_heater();
+    if (new_weights) {
       weights = DeviceBuffer();
       have_weights = false;
       copy_bytes = size_t(p.batch * p.n * p.k) * dtype_bytes(p.b_type);
@@ -516,16 +516,14 @@ std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tact
   }
   // Heavy for recover_ms: the fastest candidate's calls are heavy (one slow candidate among light
   // ones does not make the load heavy).
-  double fastest_us = INFINITY;
-  for (const Timing& t : timings)
-    if (t.ok && !t.samples_us.empty()) fastest_us = std::min(fastest_us, t.median_us);
-  if (std::isfinite(fastest_us) && fastest_us >= s.options.settle_min_call_us) {
+  size_t fastest = n;
+  for (size_t i = 0; i < n; ++i)
+    if (timings[i].ok && !timings[i].samples_us.empty() &&
+        (fastest == n || timings[i].median_us < timings[fastest].median_us))
+      fastest = i;
+  if (fastest < n && timings[fastest].median_us >= s.options.settle_min_call_us) {
     s.last_heavy_ms = s.last_busy_ms;
-    for (size_t i = 0; i < n; ++i)
-      if (timings[i].ok && timings[i].median_us == fastest_us) {
-        s.keep_busy(std::move(graphs[i]), fastest_us);
-        break;
-      }
+    s.keep_busy(std::move(graphs[fastest]), timings[fastest].median_us);
   }
   return timings;
 }
