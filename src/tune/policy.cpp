@@ -429,16 +429,6 @@ std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vecto
   return s;
 }
 
-// The largest M at which `tactic` still runs the M tiles it runs at q.m (q.m when unknown).
-int64_t reach_of(const Problem& q, const std::string& tactic, const std::vector<Backend*>& backends) {
-  try {
-    const Tactic t = Tactic::parse(tactic);
-    if (Backend* b = find_backend(backends, t.backend)) return std::max(q.m, b->same_tiles_up_to(q, t));
-  } catch (const std::exception&) {
-  }
-  return q.m;
-}
-
 // A sampled M's choice also holds a little above it, while it needs no more M tiles there
 // (Backend::same_tiles_up_to): the boundary to the next segment moves up to that M. On the
 // H200, M=300 and 700, just above the samples at 299 and 683, ran 299's two 152-row tiles and

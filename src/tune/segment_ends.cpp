@@ -112,6 +112,36 @@ bool split_where_they_cross(std::vector<ChoiceSegment>& segments, size_t i, cons
   return true;
 }
 
+// How far above its sampled M segment i holds once a low-end check has given it to `tactic`: as
+// far as that tactic's own M tiles reach, below the next segment's sampled M (extended_upwards'
+// rule for a sampled choice). The adaptive floor (`adaptive`) runs the heuristic's answer at
+// each M: it reaches as far as its kernel at the sampled M (`floor_top`) does while the heuristic
+// still answers that kernel (bisected over its answers, host calls only). Why (H200 session 23,
+// 22656x4480, the segment of M=299): its kept 128x152 tile reached 304, the check gave the segment
+// to the adaptive floor and cut it back to 299, and M=300 then fell to the next segment's 176xM/3
+// tile, 13% slower at 299 and 1.20x the best at 300 in bench, while the heuristic ran 128x152 there.
+int64_t reach_above_sample(const std::vector<ChoiceSegment>& segments, size_t i, const Problem& problem,
+                           const std::string& tactic, const std::string& adaptive, const std::string& floor_top,
+                           const std::vector<Backend*>& backends) {
+  const ChoiceSegment& s = segments[i];
+  if (i + 1 >= segments.size()) return s.m_max;
+  const bool floor = !adaptive.empty() && tactic == adaptive;
+  const std::string& kernel = floor ? floor_top : tactic;
+  if (kernel.empty()) return s.sampled_m;
+  Problem top = problem;
+  top.m = s.sampled_m;
+  int64_t reach = std::min(reach_of(top, kernel, backends), segments[i + 1].sampled_m - 1);
+  if (floor && reach > s.sampled_m && fixed_floor(backends, problem, reach) != floor_top) {
+    int64_t lo = s.sampled_m, hi = reach;  // the heuristic answers floor_top at lo, not at hi
+    while (hi - lo > 1) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      (fixed_floor(backends, problem, mid) == floor_top ? lo : hi) = mid;
+    }
+    reach = lo;
+  }
+  return std::max(s.sampled_m, reach);
+}
+
 // PolicyOptions::split_at_floor_switch. The adaptive floor (`adaptive`) is a contender only where
 // the heuristic answers one kernel at the segment's lowest M (`low`) and another at its top
 // (`floor_top`). Where it is the fastest at the lowest M and slower at the top than the fastest
@@ -156,7 +186,8 @@ bool split_at_floor_switch(std::vector<ChoiceSegment>& segments, size_t i, const
                       ", where the heuristic still answers another kernel than " + floor_top,
                   {});
   ChoiceSegment& upper = segments[i + 1];
-  if (upper.tactic != c[top].name && !edge) upper.m_max = upper.sampled_m;  // as the rule's winner below
+  if (upper.tactic != c[top].name && !edge)  // as the rule's winner below
+    upper.m_max = reach_above_sample(segments, i + 1, problem, c[top].name, adaptive, floor_top, backends);
   upper.tactic = c[top].name;
   upper.us = c[top].at_sampled;
   return true;
@@ -227,6 +258,15 @@ double time_again_at_top(ChoiceSegment& s, const Problem& top, const std::string
 }
 
 }  // namespace
+
+int64_t reach_of(const Problem& q, const std::string& tactic, const std::vector<Backend*>& backends) {
+  try {
+    const Tactic t = Tactic::parse(tactic);
+    if (Backend* b = find_backend(backends, t.backend)) return std::max(q.m, b->same_tiles_up_to(q, t));
+  } catch (const std::exception&) {
+  }
+  return q.m;
+}
 
 std::string fixed_floor(const std::vector<Backend*>& backends, const Problem& problem, int64_t m) {
   Problem q = problem;
@@ -403,11 +443,13 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
         adaptive && contenders[winner].name == adaptive->name() ? "; the adaptive floor takes the segment"
         : winner == tied ? "; tied with the choice where the segment was timed, it takes the segment"
                          : "; the default takes the segment";
+    // The upward extension was the old choice's tile count; the winner's own holds instead, and
+    // the next segment then starts right above it (the loop's `previous`).
+    if (!edge)
+      s.m_max = reach_above_sample(segments, i, problem, contenders[winner].name,
+                                   adaptive ? adaptive->name() : std::string(), floor_top, backends);
     s.tactic = contenders[winner].name;
     s.us = contenders[winner].at_sampled;
-    // Only up to the sampled M: the upward extension was the challenger's tile count, and the
-    // next segment then starts right above (the loop's `previous`).
-    if (!edge) s.m_max = s.sampled_m;
   }
 }
 

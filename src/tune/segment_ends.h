@@ -17,6 +17,9 @@ namespace fp8gemm::tuning {
 // The name of floor_choice at M = m for `problem`'s shape; empty when no backend can run it.
 std::string fixed_floor(const std::vector<Backend*>& backends, const Problem& problem, int64_t m);
 
+// The largest M at which `tactic` still runs the M tiles it runs at q.m (q.m when unknown).
+int64_t reach_of(const Problem& q, const std::string& tactic, const std::vector<Backend*>& backends);
+
 // PolicyOptions::check_segment_low_ends: times each segment at its lowest M and gives it to the
 // contender that fits it best (see segment_ends.cpp). `edge_rows` are the edge's timings.
 void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem,

@@ -445,6 +445,43 @@ TEST_F(AdaptiveFloorTest, TheSplitsUpperPartGoesToAContenderWhoseOutputWasCompar
   EXPECT_EQ(d.choice, "cublaslt:heur");
 }
 
+// A segment that a low-end check hands to another contender keeps as much of the bucket above its
+// sampled M as the new contender's own M tiles reach; the adaptive floor's reach is that of its
+// kernel at the sampled M, while the heuristic still answers it (H200 session 23, 22656x4480: the
+// check at 257 gave the segment of 299, whose 128x152 tile reached 304, to the adaptive floor and
+// cut it back to 299; M=300 then ran the next segment's 176xM/3 tile, 1.20x the best). Here the
+// sample 53 keeps the floor's h1 (two 30-row tiles, up to 60), the check at 49 gives its segment
+// to the adaptive floor, and the sample 61 keeps the table's c1, 20 us at M <= 60.
+TEST_F(AdaptiveFloorTest, ASegmentTheCheckHandsOverReachesAsFarAsItsNewTacticsTiles) {
+  cublaslt.default_by_m = [](int64_t m) { return m <= 50 ? "enum0" : m < 62 ? "h1" : "heur"; };
+  cublaslt.tile_height["h1"] = 30;
+  timer.true_us["cublaslt:h3"] = 30;
+  timer.at_m = [this](const std::string& name, int64_t m, double t) {
+    if (name == "cublaslt:adapt") return time_of("cublaslt:" + cublaslt.default_by_m(m), m);
+    if (name == "cutlass:c1") return m <= 60 ? 20.0 : 8.0;
+    if (name == "cublaslt:enum0" && m <= 50) return 9.0;
+    return name == "cublaslt:heur" && m < 64 ? heur_below_edge : t;
+  };
+  PolicyOptions o = options(true);
+  o.default_at = [this](const Problem& q) {
+    return q.m >= 61 ? Tactic{"cutlass", "c1"} : Tactic{"cublaslt", cublaslt.default_by_m(q.m)};
+  };
+  const Decision d = run(o);
+  ASSERT_EQ(d.sampled_ms, (std::vector<int64_t>{53, 61})) << tuning::explain_text(d);
+  EXPECT_EQ(d.choice_for(49), "cublaslt:adapt") << tuning::explain_text(d);  // enum0 there, 9 us
+  EXPECT_EQ(d.choice_for(53), "cublaslt:adapt");
+  EXPECT_EQ(d.choice_for(57), "cublaslt:adapt");  // h1 there; the cut-back segment gave it c1 (20 us)
+  EXPECT_EQ(d.choice_for(60), "cublaslt:adapt");
+  EXPECT_EQ(d.choice_for(61), "cutlass:c1");
+  EXPECT_EQ(d.choice_for(64), "cutlass:c1");
+  // Only while the heuristic still answers h1: from 58 it answers h3, never timed, so the segment
+  // ends at 57.
+  cublaslt.default_by_m = [](int64_t m) { return m <= 50 ? "enum0" : m < 58 ? "h1" : m < 62 ? "h3" : "heur"; };
+  const Decision h3 = run(o);
+  EXPECT_EQ(h3.choice_for(57), "cublaslt:adapt") << tuning::explain_text(h3);
+  EXPECT_EQ(h3.choice_for(58), "cutlass:c1");
+}
+
 TEST_F(AdaptiveFloorTest, NothingMoreIsTimedWhereTheHeuristicKeepsItsChoice) {
   cublaslt.default_by_m = nullptr;  // the heuristic answers heur at every M...
   heur_below_edge = 10;             // ...which is the best everywhere
