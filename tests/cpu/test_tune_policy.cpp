@@ -82,6 +82,29 @@ TEST_F(PolicyTest, ChoiceHoldsAcrossTheBucketNotOnlyAtItsEdge) {
   EXPECT_GE(timer.compare_calls, 3);
 }
 
+// The edge's finalists go to the samples by the better of their full-round time and their
+// short-round one (on the full round's scale): one slow full round does not keep a tactic from
+// the samples (H200 session 24, 8192x1024, m<=48: CUTLASS 64x128 PDL 4.46 us in the short round,
+// 5.04 in the full one, timed at neither sample, and the fastest from M=37 to 48 in bench). Here
+// c0 is 9 us at the edge, 14 in its full round, and 7 below the edge, the best there.
+TEST_F(PolicyTest, AFinalistWithOneSlowFullRoundStillCompetesAtTheSamples) {
+  timer.true_us["cutlass:c0"] = 9;
+  timer.at_m = [](const std::string& name, int64_t m, double t) { return name == "cutlass:c0" && m < 64 ? 7.0 : t; };
+  timer.scale_for = [this](const std::string& name, const MeasureOptions& o) {
+    const bool edge_full_round = timer.measured_m.back() == 64 && o.calls_per_replay == 0 && o.warmup_replays == 1;
+    return name == "cutlass:c0" && edge_full_round ? 14.0 / 9.0 : 1.0;
+  };
+  PolicyOptions o;
+  o.sampled_finalists = 2;  // the default and one finalist
+  const Decision d = run(o);
+  const CandidateReport* c0 = find(d, "cutlass:c0");
+  ASSERT_NE(c0, nullptr);
+  EXPECT_EQ(c0->status, "finalist");
+  EXPECT_DOUBLE_EQ(c0->time_us, 14);  // last of the finalists in the full round...
+  EXPECT_EQ(d.choice_for(53), "cutlass:c0") << tuning::explain_text(d);  // ...first by its short round
+  EXPECT_EQ(d.choice_for(59), "cutlass:c0");
+}
+
 // A sampled M's choice holds above it as long as it needs no more M tiles there: the boundary
 // to the next segment moves up (the H200's M=300 ran best with the two 152-row tiles measured
 // at 299, not with the next sample's choice), and the next sample is taken where that choice
