@@ -112,7 +112,8 @@ bool split_where_they_cross(std::vector<ChoiceSegment>& segments, size_t i, cons
   return true;
 }
 
-// How far above its sampled M segment i holds once a low-end check has given it to `tactic`: as
+// How far above its sampled M segment i holds once a low-end check (or split_at_floor_switch, for
+// the upper part) has given it to `tactic`: as
 // far as that tactic's own M tiles reach, below the next segment's sampled M (extended_upwards'
 // rule for a sampled choice). The adaptive floor (`adaptive`) runs the heuristic's answer at
 // each M: it reaches as far as its kernel at the sampled M (`floor_top`) does while the heuristic
