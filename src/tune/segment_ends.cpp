@@ -112,6 +112,18 @@ bool split_where_they_cross(std::vector<ChoiceSegment>& segments, size_t i, cons
   return true;
 }
 
+// Where the heuristic's answer switches between M = lo and M = hi (lo < hi), to or from `kernel`
+// (its answer at lo when kernel_at_lo, at hi otherwise): the largest M on lo's side, found by
+// bisection over its answers (host calls only; one switch assumed in between).
+int64_t last_on_low_side(const std::vector<Backend*>& backends, const Problem& problem, int64_t lo, int64_t hi,
+                         const std::string& kernel, bool kernel_at_lo) {
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    ((fixed_floor(backends, problem, mid) == kernel) == kernel_at_lo ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 // How far above its sampled M segment i holds once a low-end check (or split_at_floor_switch, for
 // the upper part) has given it to `tactic`: as
 // far as that tactic's own M tiles reach, below the next segment's sampled M (extended_upwards'
@@ -132,14 +144,8 @@ int64_t reach_above_sample(const std::vector<ChoiceSegment>& segments, size_t i,
   Problem top = problem;
   top.m = s.sampled_m;
   int64_t reach = std::min(reach_of(top, kernel, backends), segments[i + 1].sampled_m - 1);
-  if (floor && reach > s.sampled_m && fixed_floor(backends, problem, reach) != floor_top) {
-    int64_t lo = s.sampled_m, hi = reach;  // the heuristic answers floor_top at lo, not at hi
-    while (hi - lo > 1) {
-      const int64_t mid = lo + (hi - lo) / 2;
-      (fixed_floor(backends, problem, mid) == floor_top ? lo : hi) = mid;
-    }
-    reach = lo;
-  }
+  if (floor && reach > s.sampled_m && fixed_floor(backends, problem, reach) != floor_top)
+    reach = last_on_low_side(backends, problem, s.sampled_m, reach, floor_top, true);
   return std::max(s.sampled_m, reach);
 }
 
@@ -177,11 +183,7 @@ bool split_at_floor_switch(std::vector<ChoiceSegment>& segments, size_t i, const
       !(c[top].at_sampled * (1 + threshold) < c[floor].at_sampled))
     return false;
   // The heuristic answers floor_top at the sampled M and another kernel at `low`.
-  int64_t lo = low, hi = segments[i].sampled_m;
-  while (hi - lo > 1) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    (fixed_floor(backends, problem, mid) == floor_top ? hi : lo) = mid;
-  }
+  const int64_t lo = last_on_low_side(backends, problem, low, segments[i].sampled_m, floor_top, false);
   split_off_lower(segments, i, lo, low, c, floor,
                   "; takes the lower part, up to M=" + std::to_string(lo) +
                       ", where the heuristic still answers another kernel than " + floor_top,
