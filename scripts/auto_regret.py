@@ -35,9 +35,23 @@ def m_range(m):
     return "M<=64" if m <= 64 else "64<M<=256" if m <= 256 else "M>256"
 
 
+def first_round(row):
+    """The first head-to-head round's regret where the bench ran several (confirm_round_ratios:
+    every round's auto / best, ';'-separated), else NaN."""
+    ratios = (row.get("confirm_round_ratios") or "").split(";")
+    if len(ratios) < 2:
+        return math.nan
+    try:
+        r = float(ratios[0])
+    except ValueError:
+        return math.nan
+    return max(1.0, r) if r > 0 else math.nan
+
+
 def load(paths, first_pass=False):
-    """(regret, shape, M, auto tactic, best tactic, first-pass regret, timed again?) of every point
-    with an auto time; regret is the head-to-head round's where there is one (unless first_pass)."""
+    """(regret, shape, M, auto tactic, best tactic, first-pass regret, timed again?, first round's
+    regret) of every point with an auto time; regret is the head-to-head verdict where there is
+    one (unless first_pass): the median round's where the bench ran several."""
     points = []
     for path in paths:
         with open(path, newline="") as f:
@@ -53,7 +67,7 @@ def load(paths, first_pass=False):
                 regret = first if first_pass or math.isnan(again) else again
                 best_tactic = r.get("confirm_best_tactic") or r.get(best_key.replace("_us", "_tactic"), "")
                 points.append((regret, r["shape"], int(r["M"]), r.get("auto_tactic", ""), best_tactic, first,
-                               regret is again))
+                               regret is again, first_round(r)))
     return points
 
 
@@ -101,7 +115,13 @@ def main():
     if timed_again:
         print_summary("first pass (auto and every tactic in one round-robin):", [(p[5],) + p[1:] for p in points])
         print()
-    print_summary(f"auto against the fastest other tactic, timed again head to head at {timed_again} points:"
+        if not args.first_pass and any(p[7] == p[7] for p in points):
+            # Where a point's first round failed or it was not timed again, its verdict stands in.
+            print_summary("timed again, the first round alone (the single-round judge):",
+                          [((p[7] if p[7] == p[7] else p[0]),) + p[1:] for p in points])
+            print()
+    print_summary(f"auto against the fastest other tactic, timed again head to head at {timed_again} points"
+                  f"{' (median round)' if any(p[7] == p[7] for p in points) else ''}:"
                   if timed_again else "regret:", points)
     if args.by_m:
         print(f"\n{'M':>6} {'points':>6} {'geomean':>8} {'max':>7} {'<=1.03':>7}")
@@ -109,7 +129,7 @@ def main():
             sel = [p[0] for p in points if p[2] == m]
             print(f"{m:6} {len(sel):6} {geomean(sel):8.3f} {max(sel):7.3f} {sum(x <= 1.03 for x in sel):7}")
     print(f"\nworst {args.worst}:")
-    for reg, shape, m, auto_t, best_t, first, again in sorted(points, reverse=True)[: args.worst]:
+    for reg, shape, m, auto_t, best_t, first, again, _ in sorted(points, reverse=True)[: args.worst]:
         was = f" (first pass {first:.3f})" if again else ""
         print(f"  {reg:.3f}{was} {shape} M={m}  auto={auto_t}  best={best_t}")
     if args.against:

@@ -52,18 +52,18 @@ case "$PHASE" in
     step add_tactic timeout 60 "$F" bench --shape 4096,4096 --m 1,16 --backend small_m \
       --add-tactic "small_m:wgmma,rows=64,splitk=2,stages=12,l2pf=0,pdl=1,wload=cp" --add-tactic cublaslt:heuristic
     [ "$PHASE" = tests ] && continue
-    step bench_small timeout 120 "$F" bench --model all --m 1,2,4,8,16,24,32,48,64,96,128,192,256 --tactics all \
+    step bench_small timeout 150 "$F" bench --model all --m 1,2,4,8,16,24,32,48,64,96,128,192,256 --tactics all \
       --csv "$OUT/suite_small.csv" --json "$OUT/logs/suite_small.json"
-    step bench_large timeout 240 "$F" bench --model all --m 384,512,1024,2048,4096,8192,16384 --tactics all \
+    step bench_large timeout 300 "$F" bench --model all --m 384,512,1024,2048,4096,8192,16384 --tactics all \
       --csv "$OUT/suite_large.csv" --json "$OUT/logs/suite_large.json"
     ;;
   tune|tune-between)
     step tune env ${TUNE_ENV:-} timeout 180 "$F" tune --model all --m buckets --run-budget-s 170 --cache "$OUT/cache.json" \
       --json "$OUT/logs/tune.json" ${TUNE_ARGS:-}
     export FP8GEMM_CACHE="$OUT/cache.json"
-    [ "$PHASE" = tune ] && step auto_suite timeout 330 "$F" bench --model all --m suite --tactics all \
+    [ "$PHASE" = tune ] && step auto_suite timeout 420 "$F" bench --model all --m suite --tactics all \
       --csv "$OUT/auto_suite.csv" --json "$OUT/logs/auto_suite.json"
-    step auto_between timeout 120 "$F" bench --model all --m 3,12,40,100,200,300,700,3000 \
+    step auto_between timeout 180 "$F" bench --model all --m 3,12,40,100,200,300,700,3000 \
       --tactics all --csv "$OUT/auto_between.csv"
     step explain timeout 20 "$F" explain --shape 6144,4096 --m 40 --cache "$OUT/cache.json"
     # Did the tune time its choices as the bench did (docs/tuning.md "Session 23: the tune and the

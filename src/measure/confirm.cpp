@@ -4,12 +4,19 @@
 #include <cmath>
 #include <cstdio>
 #include <ostream>
+#include <stdexcept>
+#include <string>
 
 #include "measure/rounds.h"
 
 namespace fp8gemm {
 
 double AutoConfirm::regret() const { return ran ? auto_us / std::min(auto_us, best_us) : NAN; }
+
+double AutoConfirm::first_round_regret() const {
+  const double r = round_ratios.empty() ? NAN : round_ratios.front();
+  return r > 0 ? std::max(1.0, r) : NAN;
+}
 
 const BenchEntry* fastest_other_than_auto(const BenchPoint& point) {
   const BenchEntry* auto_entry = find_entry(point, "auto");
@@ -25,6 +32,13 @@ const BenchEntry* fastest_other_than_auto(const BenchPoint& point) {
 
 namespace {
 
+// " 1.012": one round's auto / best in print_confirm_line.
+std::string format_ratio(double r) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, " %.3f", r);
+  return buf;
+}
+
 // The timing of the tactic named `name` among the point's, or nullptr.
 const Timing* timing_named(const BenchPoint& point, const std::string& name) {
   for (const Timing& t : point.timings)
@@ -34,8 +48,9 @@ const Timing* timing_named(const BenchPoint& point, const std::string& name) {
 
 }  // namespace
 
-AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point) {
+AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, bool best_first) {
   AutoConfirm c;
+  c.round_ratios = {NAN};
   const BenchEntry* auto_entry = find_entry(point, "auto");
   const Timing* auto_timing = auto_entry && auto_entry->ok ? timing_named(point, auto_entry->tactic) : nullptr;
   if (!auto_timing) {
@@ -59,7 +74,10 @@ AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point) {
   std::vector<Timing> t;
   try {
     const Tactic& a = auto_timing->tactic;
-    t = timer.measure(point.problem, {a, best_timing->tactic, best_timing->tactic, a}, round);
+    const Tactic& b = best_timing->tactic;
+    t = timer.measure(point.problem, best_first ? std::vector<Tactic>{b, a, a, b} : std::vector<Tactic>{a, b, b, a},
+                      round);
+    if (best_first && t.size() == 4) std::swap(t[0], t[1]), std::swap(t[2], t[3]);  // back to [a, b, b, a]
   } catch (const std::exception& e) {
     c.note = std::string("the round failed: ") + e.what();
     return c;
@@ -73,7 +91,30 @@ AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point) {
   c.best_us = 0.5 * (t[1].median_us + t[2].median_us);
   c.noise = std::max(paired_noise(t[0], t[3]), paired_noise(t[1], t[2]));
   c.clock_mhz = t[0].clock_mhz;
+  c.round_ratios = {c.auto_us / c.best_us};
   return c;
+}
+
+AutoConfirm median_round(const std::vector<AutoConfirm>& rounds) {
+  if (rounds.empty()) throw std::invalid_argument("median_round: no rounds");
+  std::vector<const AutoConfirm*> ran;
+  std::vector<double> ratios;
+  for (const AutoConfirm& r : rounds) {
+    const bool ok = r.ran && r.best_us > 0;
+    ratios.push_back(ok ? r.auto_us / r.best_us : NAN);
+    if (ok) ran.push_back(&r);
+  }
+  AutoConfirm verdict = rounds.front();
+  if (!ran.empty()) {
+    std::sort(ran.begin(), ran.end(),
+              [](const AutoConfirm* x, const AutoConfirm* y) { return x->auto_us / x->best_us < y->auto_us / y->best_us; });
+    verdict = *ran[ran.size() / 2];
+    if (ran.size() < rounds.size())
+      verdict.note = std::to_string(rounds.size() - ran.size()) + " of " + std::to_string(rounds.size()) +
+                     " rounds failed";
+  }
+  verdict.round_ratios = ratios;
+  return verdict;
 }
 
 std::vector<size_t> confirm_order(const std::vector<BenchPoint>& points, ConfirmOrder by) {
@@ -96,10 +137,16 @@ void print_confirm_line(std::ostream& os, const BenchPoint& point) {
   if (c.ran) {
     std::snprintf(line, sizeof line,
                   "%s M=%lld: auto against the best, timed again (%d replays of %d calls): %.3f (%.2f us against "
-                  "%.2f us, noise %.1f%%; best %s)\n",
+                  "%.2f us, noise %.1f%%; best %s)",
                   point.shape.c_str(), (long long)point.problem.m, c.replays, c.calls_per_replay, c.regret(),
                   c.auto_us, c.best_us, 100.0 * c.noise, c.best_tactic.c_str());
     os << line;
+    if (c.round_ratios.size() > 1) {
+      os << "; median of " << c.round_ratios.size() << " rounds, auto / best";
+      for (double r : c.round_ratios) os << (r > 0 ? format_ratio(r) : std::string(" failed"));
+    }
+    if (!c.note.empty()) os << " (" << c.note << ")";
+    os << "\n";
   } else if (!c.note.empty()) {
     os << point.shape << " M=" << point.problem.m << ": auto against the best, not timed again: " << c.note << "\n";
   }
@@ -122,14 +169,18 @@ void print_confirm_summary(std::ostream& os, const std::vector<BenchPoint>& poin
       log_sum += std::log(r);
       max = std::max(max, r);
     }
-  } first, again;
+  } first, again, first_round;
   int timed_again = 0;
+  bool several_rounds = false;
   for (const BenchPoint& p : points) {
     const double r = first_pass_regret(p);
     if (!(r > 0)) continue;
     first.add(r);
     again.add(p.confirm.ran ? p.confirm.regret() : r);
+    const double r1 = p.confirm.first_round_regret();
+    first_round.add(r1 > 0 ? r1 : r);
     timed_again += p.confirm.ran;
+    several_rounds = several_rounds || (p.confirm.ran && p.confirm.round_ratios.size() > 1);
   }
   if (!first.n) return;
   char line[256];
@@ -143,6 +194,10 @@ void print_confirm_summary(std::ostream& os, const std::vector<BenchPoint>& poin
   if (timed_again) {
     char what[64];
     std::snprintf(what, sizeof what, "timed again head to head (%d points)", timed_again);
+    if (several_rounds) {
+      row("timed again, the first round alone", first_round);
+      std::snprintf(what, sizeof what, "timed again, median round (%d points)", timed_again);
+    }
     row(what, again);
   }
 }

@@ -12,18 +12,32 @@ namespace fp8gemm {
 
 // Replays of the head-to-head round, each >= 300 us (measure/rounds.h long_replays).
 constexpr int kConfirmReplays = 9;
+// Head-to-head rounds per point (`fp8gemm bench --confirm-rounds`): bench runs them as that many
+// passes over the points, and a point's verdict is its median round. One round moved single points
+// by ~3% on the H200 (session 24: the same cache judged twice, 4 of 184 points changed sides with
+// the same tactics), about the width of issue 5's 1.03 bar.
+constexpr int kConfirmRounds = 3;
 
 // The entry auto is compared with: the fastest ok entry (cuBLASLt's default, a backend's best)
 // whose tactic is not auto's; nullptr when there is none. Auto itself and the --add-tactic
 // entries (named_*) are not candidates.
 const BenchEntry* fastest_other_than_auto(const BenchPoint& point);
 
-// Times [auto, best, best, auto] (ABBA, so drift during the round cancels) on point.problem: the
-// tactics of the auto entry and of the fastest other entry, as point.timings holds them. Always against the
-// fastest other, also where auto looked fastest: a point's first-pass regret is biased either way
-// by whichever tactic's medians happened to be low, and only a fresh round is not. Never throws:
-// a failed round is reported in the note, with ran = false.
-AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point);
+// Times [auto, best, best, auto] (ABBA, so drift during the round cancels; with best_first,
+// [best, auto, auto, best], so that over a point's rounds neither tactic always holds the ends) on
+// point.problem: the tactics of the auto entry and of the fastest other entry, as point.timings
+// holds them. Always against the fastest other, also where auto looked fastest: a point's
+// first-pass regret is biased either way by whichever tactic's medians happened to be low, and
+// only a fresh round is not. Never throws: a failed round is reported in the note, with ran = false.
+// The result holds one round (round_ratios: its auto_us / best_us, or NaN).
+AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, bool best_first = false);
+
+// A point's verdict over its rounds (each from confirm_auto, in the order they ran): the round
+// whose auto / best is the median of those that ran (for an even count the slower of the two
+// middle ones: a tie between rounds never passes a point),
+// with every round's ratio in round_ratios. When none ran, the first round, whose note says why.
+// Throws std::invalid_argument for an empty list.
+AutoConfirm median_round(const std::vector<AutoConfirm>& rounds);
 
 // The order the head-to-head rounds run in. kLightestFirst (bench's default): by the first
 // pass's time of auto (stable; points without a timed auto last). A round of light calls that
@@ -48,7 +62,8 @@ void print_confirm_line(std::ostream& os, const BenchPoint& point);
 double first_pass_regret(const BenchPoint& point);
 
 // The regret summary over the points with auto, first pass and timed again (a point not timed
-// again keeps its first-pass regret): geomean, max, and how many within 1.03 (issue 5's bar).
+// again keeps its first-pass regret): geomean, max, and how many within 1.03 (issue 5's bar);
+// with several rounds, also the first round alone.
 void print_confirm_summary(std::ostream& os, const std::vector<BenchPoint>& points);
 
 }  // namespace fp8gemm

@@ -200,7 +200,9 @@ void write_csv(std::ostream& os, const std::vector<BenchPoint>& points) {
   for (const std::string& l : labels)
     os << "," << l << "_us," << l << "_tflops," << l << "_gbps," << l << "_roofline_pct," << l << "_ratio," << l
        << "_tactic";
-  if (confirm) os << ",confirm_best_tactic,confirm_auto_us,confirm_best_us,confirm_noise,confirm_regret";
+  if (confirm)
+    os << ",confirm_best_tactic,confirm_auto_us,confirm_best_us,confirm_noise,confirm_regret,confirm_rounds,"
+          "confirm_round_ratios";
   os << "\n";
   for (const BenchPoint& p : points) {
     const Problem& q = p.problem;
@@ -224,6 +226,10 @@ void write_csv(std::ostream& os, const std::vector<BenchPoint>& points) {
            << "," << format("%.4f", c.regret());
       else
         os << ",,,,";
+      // Every round's auto / best, ';'-separated in the order they ran ("nan": a failed round).
+      std::string ratios;
+      for (double r : c.round_ratios) ratios += (ratios.empty() ? "" : ";") + (r > 0 ? format("%.4f", r) : "nan");
+      os << "," << c.round_ratios.size() << "," << ratios;
     }
     os << "\n";
   }
@@ -264,7 +270,9 @@ void write_json(std::ostream& os, const std::vector<BenchPoint>& points) {
        << ", \"best_tactic\": " << json_string(c.best_tactic) << ", \"auto_us\": " << json_number(c.auto_us)
        << ", \"best_us\": " << json_number(c.best_us) << ", \"noise\": " << json_number(c.noise)
        << ", \"regret\": " << json_number(c.regret()) << ", \"calls_per_replay\": " << c.calls_per_replay
-       << ", \"replays\": " << c.replays << ", \"note\": " << json_string(c.note);
+       << ", \"replays\": " << c.replays << ", \"note\": " << json_string(c.note) << ", \"round_ratios\": [";
+    for (size_t r = 0; r < c.round_ratios.size(); ++r) os << (r ? ", " : "") << json_number(c.round_ratios[r]);
+    os << "]";
     if (c.clock_mhz > 0) os << ", \"clock_mhz\": " << json_number(c.clock_mhz);
     os << "}";
     os << ",\n     \"notes\": [";

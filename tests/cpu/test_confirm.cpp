@@ -162,7 +162,7 @@ TEST(ConfirmAuto, TheRoundsClockIsInTheJsonWhenRecorded) {
   p.timings[0].clock_mhz = 1425;
   std::ostringstream json;
   write_json(json, {p});
-  EXPECT_NE(json.str().find("\"replays\": 9, \"note\": \"\", \"clock_mhz\": 1980"), std::string::npos) << json.str();
+  EXPECT_NE(json.str().find("\"replays\": 9, \"note\": \"\", \"round_ratios\": [0.989362], \"clock_mhz\": 1980"), std::string::npos) << json.str();
   EXPECT_NE(json.str().find("\"clock_mhz\": 1425}"), std::string::npos) << json.str();
 }
 
@@ -187,11 +187,12 @@ TEST(ConfirmAuto, ReportedInTheTableCsvJsonAndSummary) {
   std::ostringstream csv;
   write_csv(csv, {p, q});
   const std::string s = csv.str();
-  EXPECT_NE(s.find(",confirm_best_tactic,confirm_auto_us,confirm_best_us,confirm_noise,confirm_regret\n"),
+  EXPECT_NE(s.find(",confirm_best_tactic,confirm_auto_us,confirm_best_us,confirm_noise,confirm_regret,"
+                   "confirm_rounds,confirm_round_ratios\n"),
             std::string::npos)
       << s;
-  EXPECT_NE(s.find(",cublaslt:b,9.450,9.000,0.0000,1.0500\n"), std::string::npos) << s;
-  EXPECT_NE(s.find(",,,,,\n"), std::string::npos) << s;  // q: no tactic, no numbers
+  EXPECT_NE(s.find(",cublaslt:b,9.450,9.000,0.0000,1.0500,1,1.0500\n"), std::string::npos) << s;
+  EXPECT_NE(s.find(",,,,,,0,\n"), std::string::npos) << s;  // q: no tactic, no numbers, no rounds
   std::ostringstream without;
   write_csv(without, {point()});
   EXPECT_EQ(without.str().find("confirm_"), std::string::npos) << "no confirm attempted: no columns";
@@ -210,6 +211,95 @@ TEST(ConfirmAuto, ReportedInTheTableCsvJsonAndSummary) {
   EXPECT_NE(summary.str().find("timed again head to head (1 points) geomean 1.025, max 1.050, 1 of 2 within 1.03"),
             std::string::npos)
       << summary.str();
+}
+
+TEST(ConfirmAuto, ARoundWithTheBestFirstPutsItAtTheEndsAndReportsTheSameWay) {
+  BenchPoint p = point();
+  FakeTimer timer;
+  timer.true_us = {{kAuto.name(), 9.45}, {kCublasBest.name(), 9.0}};
+  timer.reference_repeat_scale = 1.04;  // the list's last entry, a repeat of its first: here the best
+  const AutoConfirm c = confirm_auto(timer, p, /*best_first=*/true);
+  ASSERT_TRUE(c.ran) << c.note;
+  ASSERT_EQ(timer.measured.size(), 1u);
+  EXPECT_EQ(timer.measured[0], (std::vector<Tactic>{kCublasBest, kAuto, kAuto, kCublasBest}));
+  EXPECT_DOUBLE_EQ(c.auto_us, 9.45);
+  EXPECT_NEAR(c.best_us, 0.5 * (9.0 + 9.0 * 1.04), 1e-12);
+  EXPECT_NEAR(c.noise, 0.04, 1e-12);
+  ASSERT_EQ(c.round_ratios.size(), 1u);
+  EXPECT_NEAR(c.round_ratios[0], c.auto_us / c.best_us, 1e-12);
+}
+
+// One head-to-head round moved single points by ~3% (H200, session 24): a point's verdict is the
+// median of its rounds, and every round's ratio stays in the report.
+TEST(ConfirmAuto, TheVerdictIsTheMedianRoundWithEveryRoundBesideIt) {
+  BenchPoint p = point();
+  FakeTimer timer;
+  std::vector<AutoConfirm> rounds;
+  for (double auto_us : {9.45, 8.91, 9.18}) {  // auto / best = 1.05, 0.99, 1.02
+    timer.true_us = {{kAuto.name(), auto_us}, {kCublasBest.name(), 9.0}};
+    rounds.push_back(confirm_auto(timer, p, rounds.size() % 2 == 1));
+  }
+  const AutoConfirm v = median_round(rounds);
+  ASSERT_TRUE(v.ran);
+  EXPECT_DOUBLE_EQ(v.auto_us, 9.18);
+  EXPECT_NEAR(v.regret(), 1.02, 1e-12);
+  ASSERT_EQ(v.round_ratios.size(), 3u);
+  EXPECT_NEAR(v.round_ratios[0], 1.05, 1e-12);
+  EXPECT_NEAR(v.round_ratios[1], 0.99, 1e-12);
+  EXPECT_NEAR(v.round_ratios[2], 1.02, 1e-12);
+  EXPECT_NEAR(v.first_round_regret(), 1.05, 1e-12);
+  EXPECT_TRUE(v.note.empty()) << v.note;
+
+  // Even counts take the slower of the two middle rounds: a tie between rounds does not pass a point.
+  const AutoConfirm two = median_round({rounds[1], rounds[0]});
+  EXPECT_NEAR(two.regret(), 1.05, 1e-12);
+  EXPECT_NEAR(two.first_round_regret(), 1.0, 1e-12);  // auto / best 0.99: regret 1.000
+
+  p.confirm = v;
+  std::ostringstream table;
+  print_confirm_line(table, p);
+  EXPECT_NE(table.str().find(": 1.020 ("), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("; median of 3 rounds, auto / best 1.050 0.990 1.020\n"), std::string::npos)
+      << table.str();
+  std::ostringstream csv;
+  write_csv(csv, {p});
+  EXPECT_NE(csv.str().find(",1.0200,3,1.0500;0.9900;1.0200\n"), std::string::npos) << csv.str();
+  std::ostringstream json;
+  write_json(json, {p});
+  EXPECT_NE(json.str().find("\"round_ratios\": [1.05, 0.99, 1.02]"), std::string::npos) << json.str();
+  std::ostringstream summary;
+  print_confirm_summary(summary, {p});
+  EXPECT_NE(summary.str().find("timed again, the first round alone geomean 1.050, max 1.050, 0 of 1 within 1.03"),
+            std::string::npos)
+      << summary.str();
+  EXPECT_NE(summary.str().find("timed again, median round (1 points) geomean 1.020, max 1.020, 1 of 1 within 1.03"),
+            std::string::npos)
+      << summary.str();
+}
+
+TEST(ConfirmAuto, FailedRoundsLeaveTheMedianOfTheOthersAndSaySo) {
+  BenchPoint p = point();
+  FakeTimer timer;
+  timer.true_us = {{kAuto.name(), 9.3}};  // the best's tactic fails
+  const AutoConfirm failed = confirm_auto(timer, p);
+  timer.true_us = {{kAuto.name(), 9.36}, {kCublasBest.name(), 9.0}};
+  const AutoConfirm ok = confirm_auto(timer, p);
+  const AutoConfirm v = median_round({failed, ok, failed});
+  ASSERT_TRUE(v.ran);
+  EXPECT_NEAR(v.regret(), 1.04, 1e-12);
+  EXPECT_EQ(v.note, "2 of 3 rounds failed");
+  ASSERT_EQ(v.round_ratios.size(), 3u);
+  EXPECT_TRUE(std::isnan(v.round_ratios[0]) && std::isnan(v.round_ratios[2]));
+  EXPECT_TRUE(std::isnan(v.first_round_regret()));
+  p.confirm = v;
+  std::ostringstream csv;
+  write_csv(csv, {p});
+  EXPECT_NE(csv.str().find(",3,nan;1.0400;nan\n"), std::string::npos) << csv.str();
+
+  const AutoConfirm none = median_round({failed, failed});
+  EXPECT_FALSE(none.ran);
+  EXPECT_NE(none.note.find("failed"), std::string::npos) << none.note;
+  EXPECT_THROW(median_round({}), std::invalid_argument);
 }
 
 }  // namespace

@@ -59,6 +59,21 @@ def main():
         errors.append("confirm: worst list should show 1.010 with its first pass 1.100")
     if not re.search(r"^all\s+2\s+1\.049\s+1\.100\s+1$", first, re.M) or "timed again" in first:
         errors.append("--first-pass should report the first pass only")
+    # Several rounds (confirm_round_ratios): the verdict is the median round's; the first round
+    # alone is summarized beside it.
+    rounds_header = confirm_header.rstrip("\n") + ",confirm_rounds,confirm_round_ratios\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "d.csv")
+        with open(d, "w") as f:  # rounds 1.05, 1.01, 0.99: verdict 1.010, first round 1.050
+            f.write(rounds_header + row("s1", 2, 11, 10, 11, "z").rstrip("\n")
+                    + ",cutlass:c,10.1,10.0,0.002,1.0100,3,1.0500;1.0100;0.9900\n"
+                    + row("s2", 1, 10, 12, 10, "w").rstrip("\n") + ",,,,,,0,\n")
+        out = subprocess.run([sys.executable, script, d], check=True, capture_output=True, text=True).stdout
+    if not re.search(r"the first round alone.*:\n(.*\n)*?all\s+2\s+1\.025\s+1\.050\s+1$", out, re.M):
+        errors.append("rounds: first-round summary 'all 2 1.025 1.050 1' missing")
+    if not re.search(r"timed again head to head at 1 points \(median round\):\n(.*\n)*?all\s+2\s+1\.005\s+1\.010\s+2$",
+                     out, re.M):
+        errors.append("rounds: median-round summary 'all 2 1.005 1.010 2' missing")
     if errors:
         sys.exit("auto_regret.py:\n  " + "\n  ".join(errors) + "\noutput:\n" + out)
 

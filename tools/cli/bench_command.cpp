@@ -40,6 +40,7 @@ struct BenchOptions {
   bool verify = true;
   bool confirm_auto = true;  // time auto and the fastest other tactic again, head to head
   std::string confirm_order = "time";  // the rounds' order: "time" (lightest first) or "m" (by M)
+  int confirm_rounds = kConfirmRounds;  // head-to-head rounds per point (passes over the points)
   double min_replay_us = 0;  // GraphTimerOptions::min_replay_us (0: DESIGN's sizing, >= 20 calls)
 };
 
@@ -311,22 +312,37 @@ void run_bench(const BenchOptions& o) {
   // heavy calls leaves the GPU at its power cap, and the next point's first pass would start there
   // (H200 session 18: with the round right after each point, M=1 points that followed M=16384
   // ones lost 4-12% in the first pass). They run lightest first (confirm_order) for the same reason.
+  // With several rounds they run as that many passes over the points, each pass in that order and
+  // each alternating which tactic holds the round's ends, and a point's verdict is its median
+  // round: a point's rounds then follow different neighbours' rounds apart in time, not one
+  // another, so they do not share one power state.
   if (o.confirm_auto && !points.empty()) {
     std::cout << "\nauto against the fastest other tactic, timed again head to head ([auto, best, best, auto], "
               << kConfirmReplays << " replays of >= " << kLongReplayUs << " us; "
-              << (o.confirm_order == "m" ? "by M, lightest first within an M" : "lightest first") << "):\n";
+              << (o.confirm_order == "m" ? "by M, lightest first within an M" : "lightest first");
+    if (o.confirm_rounds > 1)
+      std::cout << "; " << o.confirm_rounds << " passes over the points, [best, auto, auto, best] in every second "
+                << "one, the median round's result";
+    std::cout << "):\n";
     const std::vector<size_t> order =
         confirm_order(points, o.confirm_order == "m" ? ConfirmOrder::kByM : ConfirmOrder::kLightestFirst);
-    for (size_t i = 0; i < order.size(); ++i) {
-      BenchPoint& pt = points[order[i]];
-      std::fprintf(stderr, "[confirm %zu/%zu] %s M=%lld\n", i + 1, points.size(), pt.shape.c_str(),
-                   (long long)pt.problem.m);
-      const BenchEntry* auto_entry = find_entry(pt, "auto");
-      if (!auto_entry || !auto_entry->ok) continue;
-      pt.confirm = confirm_auto(timer, pt);
-      print_confirm_line(std::cout, pt);
-      std::cout.flush();
+    std::vector<std::vector<AutoConfirm>> rounds(points.size());
+    for (int r = 0; r < o.confirm_rounds; ++r) {
+      for (size_t i = 0; i < order.size(); ++i) {
+        BenchPoint& pt = points[order[i]];
+        std::fprintf(stderr, "[confirm %d/%d %zu/%zu] %s M=%lld\n", r + 1, o.confirm_rounds, i + 1, points.size(),
+                     pt.shape.c_str(), (long long)pt.problem.m);
+        const BenchEntry* auto_entry = find_entry(pt, "auto");
+        if (!auto_entry || !auto_entry->ok) continue;
+        rounds[order[i]].push_back(confirm_auto(timer, pt, r % 2 == 1));
+      }
     }
+    for (size_t i : order) {
+      if (rounds[i].empty()) continue;
+      points[i].confirm = median_round(rounds[i]);
+      print_confirm_line(std::cout, points[i]);
+    }
+    std::cout.flush();
   }
   std::cout << "\n";
   print_geomeans(std::cout, points);
@@ -401,6 +417,10 @@ const CommandRegistrar kRegister([](CLI::App& app) {
                   "for measuring the judge itself")
       ->check(CLI::IsMember({"time", "m"}))
       ->capture_default_str();
+  cmd->add_option("--confirm-rounds", o.confirm_rounds,
+                  "head-to-head rounds per point, as passes over the points; the verdict is the median round")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 9));
   cmd->add_flag("!--no-confirm-auto", o.confirm_auto,
                 "do not time auto and the fastest other tactic again, head to head (9 replays of >= 300 us, "
                 "ABBA), after every point's first pass");
