@@ -140,3 +140,47 @@ for k in keys:
         r=d.get(k)
         if r: print('   %-14s auto %s  best %-60s rounds %s'%(name, r['auto_tactic'][9:40], r['confirm_best_tactic'][:60], r['confirm_round_ratios']))
 PY
+# ==== s25_call6.sh
+#!/usr/bin/env bash
+# Session 25 call 6: time or process? Call 4 judged one cache in two processes: each process's three
+# rounds agreed, the processes did not. Here the same cache (call 4's) judged by two processes with
+# six rounds each: do rounds 1-3 and 4-6 of one process disagree as the two processes do (a drift
+# over time), or agree (something a process keeps)?
+set -u
+cd "$(dirname "$0")/.."
+B=.gpu/bin; unset FP8GEMM_CACHE FP8GEMM_TUNE
+for f in fp8gemm; do [ -f $B/$f ] || xz -dk $B/$f.xz; chmod +x $B/$f; done
+for i in 1 2; do
+  s=$SECONDS
+  FP8GEMM_CACHE=.gpu-s25/cache4.json timeout 200 $B/fp8gemm bench --model all --m 3,12,40,100,200,300,700,3000 --tactics all \
+    --confirm-rounds 6 --csv $OUT/between6_p$i.csv > $OUT/between6_p$i.log 2>&1
+  echo "process $i rc=$? $((SECONDS-s))s"
+done
+python3 - $OUT/between6_p1.csv $OUT/between6_p2.csv <<'PY'
+import csv,sys,statistics as st
+def load(f):
+    out={}
+    for r in csv.DictReader(open(f)):
+        rr=r.get('confirm_round_ratios') or ''
+        v=[float(x) if x!='nan' else None for x in rr.split(';')] if rr else []
+        if len(v)==6 and all(x for x in v): out[(r['shape'],r['M'])]=(v,r['confirm_best_tactic'])
+    return out
+p1,p2=load(sys.argv[1]),load(sys.argv[2])
+def side(x): return max(1.0,x)<=1.03
+def cnt(pairs): return sum(side(a)!=side(b) for a,b in pairs)
+keys=[k for k in p1 if k in p2]
+same=[k for k in keys if p1[k][1]==p2[k][1]]
+A=lambda v: st.median(v[:3]); Bm=lambda v: st.median(v[3:])
+print('points with six rounds in both: %d (same opponent in both: %d)'%(len(keys),len(same)))
+print('within process 1, rounds 1-3 vs 4-6 change sides: %d'%cnt([(A(p1[k][0]),Bm(p1[k][0])) for k in keys]))
+print('within process 2, rounds 1-3 vs 4-6 change sides: %d'%cnt([(A(p2[k][0]),Bm(p2[k][0])) for k in keys]))
+print('process 1 vs 2 (rounds 1-3 each), same opponent: %d'%cnt([(A(p1[k][0]),A(p2[k][0])) for k in same]))
+print('process 1 vs 2 (all six each), same opponent: %d'%cnt([(st.median(p1[k][0]),st.median(p2[k][0])) for k in same]))
+import math
+def spread(pairs): return math.exp(st.mean([abs(math.log(a/b)) for a,b in pairs]))
+print('mean |log ratio| as a factor: within p1 %.4f, within p2 %.4f, between processes %.4f'%(
+  spread([(A(p1[k][0]),Bm(p1[k][0])) for k in keys]),spread([(A(p2[k][0]),Bm(p2[k][0])) for k in keys]),
+  spread([(A(p1[k][0]),A(p2[k][0])) for k in same])))
+big=sorted(same,key=lambda k:-abs(math.log(A(p1[k][0])/A(p2[k][0]))))[:8]
+for k in big: print('  %s M=%s p1 %s | p2 %s'%(k[0],k[1],' '.join('%.3f'%x for x in p1[k][0]),' '.join('%.3f'%x for x in p2[k][0])))
+PY
