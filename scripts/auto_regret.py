@@ -112,16 +112,17 @@ def main():
     args = ap.parse_args()
     points = load(args.csv, args.first_pass)
     timed_again = sum(p[6] for p in points)
+    several_rounds = any(p[7] == p[7] for p in points)  # a first round's regret apart from the verdict
     if timed_again:
         print_summary("first pass (auto and every tactic in one round-robin):", [(p[5],) + p[1:] for p in points])
         print()
-        if not args.first_pass and any(p[7] == p[7] for p in points):
+        if not args.first_pass and several_rounds:
             # Where a point's first round failed or it was not timed again, its verdict stands in.
             print_summary("timed again, the first round alone (the single-round judge):",
                           [((p[7] if p[7] == p[7] else p[0]),) + p[1:] for p in points])
             print()
     print_summary(f"auto against the fastest other tactic, timed again head to head at {timed_again} points"
-                  f"{' (median round)' if any(p[7] == p[7] for p in points) else ''}:"
+                  f"{' (median round)' if several_rounds else ''}:"
                   if timed_again else "regret:", points)
     if args.by_m:
         print(f"\n{'M':>6} {'points':>6} {'geomean':>8} {'max':>7} {'<=1.03':>7}")

@@ -97,18 +97,17 @@ AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, bool best_first)
 
 AutoConfirm median_round(const std::vector<AutoConfirm>& rounds) {
   if (rounds.empty()) throw std::invalid_argument("median_round: no rounds");
-  std::vector<const AutoConfirm*> ran;
+  // Each round holds its own auto / best (confirm_auto; NaN where it failed).
   std::vector<double> ratios;
+  std::vector<size_t> ran;
   for (const AutoConfirm& r : rounds) {
-    const bool ok = r.ran && r.best_us > 0;
-    ratios.push_back(ok ? r.auto_us / r.best_us : NAN);
-    if (ok) ran.push_back(&r);
+    ratios.push_back(r.ran && !r.round_ratios.empty() ? r.round_ratios.front() : NAN);
+    if (ratios.back() > 0) ran.push_back(ratios.size() - 1);
   }
   AutoConfirm verdict = rounds.front();
   if (!ran.empty()) {
-    std::sort(ran.begin(), ran.end(),
-              [](const AutoConfirm* x, const AutoConfirm* y) { return x->auto_us / x->best_us < y->auto_us / y->best_us; });
-    verdict = *ran[ran.size() / 2];
+    std::sort(ran.begin(), ran.end(), [&](size_t x, size_t y) { return ratios[x] < ratios[y]; });
+    verdict = rounds[ran[ran.size() / 2]];
     if (ran.size() < rounds.size())
       verdict.note = std::to_string(rounds.size() - ran.size()) + " of " + std::to_string(rounds.size()) +
                      " rounds failed";
