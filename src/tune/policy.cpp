@@ -337,14 +337,32 @@ std::pair<const Timing*, std::string> retime_close_call(const Problem& q, const 
   return {subject, note};
 }
 
+// The lower bucket's choice at its edge: the first of `preferred` (best_of: the neighbour's
+// segments, top first) that is a fixed tactic among the edge's candidates (so its backend is
+// allowed and listed), or nullopt. An adaptive tactic is not one: the floor covers it.
+std::optional<Tactic> lower_buckets_choice(const std::vector<Tactic>& at_edge, const std::vector<std::string>& preferred,
+                                           const std::vector<Backend*>& backends) {
+  for (const std::string& name : preferred) {
+    const auto it = std::find_if(at_edge.begin(), at_edge.end(), [&](const Tactic& t) { return t.name() == name; });
+    if (it == at_edge.end()) continue;
+    const Backend* b = find_backend(backends, it->backend);
+    const std::optional<Tactic> adaptive = b ? b->adaptive_default() : std::nullopt;
+    if (!adaptive || !(*adaptive == *it)) return *it;
+  }
+  return std::nullopt;
+}
+
 // Times the reference at `q` (what `auto` runs there untuned), the edge's best finalists and
 // tactics listed only at `q` ("newcomers"), as many as the budget allows, and applies the rule
-// there. nullopt when the budget does not allow the reference and one challenger.
+// there. `first_here` (the floor at q, the lower bucket's choice) come right after the reference,
+// each while a slot is left for one of the edge's. nullopt when the budget does not allow the
+// reference and one challenger.
 std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vector<Backend*>& backends,
                                               const Tactic& reference, const std::vector<Tactic>& from_edge,
                                               const std::vector<Tactic>& pruned_at_edge,
                                               const std::set<std::string>& listed_at_edge,
-                                              const std::optional<Tactic>& floor_here,
+                                              const std::vector<Tactic>& first_here,
+                                              const std::optional<Tactic>& lower_choice,
                                               const std::string& edge_choice, double budget_us,
                                               double threshold, double& retime_budget_us, Timer& timer,
                                               const PolicyOptions& o) {
@@ -352,10 +370,11 @@ std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vecto
   if (fit < 2) return std::nullopt;
 
   std::set<std::string> in{reference.name()};
-  // The floor at q (cuBLASLt's heuristic there) first when asked for: the adaptive floor's
-  // time at q, which the segment's low-end check compares (PolicyOptions::adaptive_floor).
+  // The floor at q (cuBLASLt's heuristic there) when asked for: the adaptive floor's time at q,
+  // which the segment's low-end check compares (PolicyOptions::adaptive_floor).
   std::vector<Tactic> floor_part;
-  if (floor_here && fit > 2 && in.insert(floor_here->name()).second) floor_part.push_back(*floor_here);
+  for (const Tactic& t : first_here)
+    if (fit > 2 + floor_part.size() && in.insert(t.name()).second) floor_part.push_back(t);
   std::vector<Tactic> edge_part, pruned_part;
   for (const Tactic& e : from_edge)
     if (int(edge_part.size()) < o.sampled_finalists && in.insert(e.name()).second) edge_part.push_back(e);
@@ -425,7 +444,8 @@ std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vecto
                                      c == retimed ? retime_note
                                      : c == follow ? "within the threshold of the default here; the edge's choice"
                                      : newcomers.count(c->tactic.name()) ? "listed at this M, not at the edge"
-                                                                         : ""));
+                                     : lower_choice && c->tactic == *lower_choice ? "the lower bucket's choice"
+                                                                                  : ""));
   return s;
 }
 
@@ -581,6 +601,8 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
     for (const Timing* t : pruned_by_time) pruned_at_edge.push_back(t->tactic);
     std::set<std::string> listed_at_edge;
     for (const Tactic& t : all.tactics) listed_at_edge.insert(t.name());
+    const std::optional<Tactic> lower_choice =
+        o.lower_choice_at_first_sample ? lower_buckets_choice(all.tactics, o.preferred, backends) : std::nullopt;
     const double budget_us = o.key_budget_ms * 1e3 / double(ms.size());
     // A chain: the next sample is where the previous sample's choice needs another M tile (up
     // to there it holds, since it keeps its time and, as a rule, no tactic gets faster as M
@@ -594,16 +616,19 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
       const Tactic reference = o.default_at ? o.default_at(q) : default_tactic;
       // The adaptive floor competes for this sample's segment only where the heuristic changes
       // its mind inside it; then its time here (the floor's at q) is needed.
-      std::optional<Tactic> floor_here;
+      std::vector<Tactic> first_here;
       if (o.adaptive_floor && o.check_segment_low_ends) {
         const int64_t below = d.sampled_ms.empty() ? bucket_lower(problem.m) : std::max(d.sampled_ms.back(), covered);
         const int64_t start = below + 1;  // where this sample's segment starts, about
         const std::string floor_q = fixed_floor(backends, problem, q.m);
-        if (!floor_q.empty() && floor_q != fixed_floor(backends, problem, start)) floor_here = Tactic::parse(floor_q);
+        if (!floor_q.empty() && floor_q != fixed_floor(backends, problem, start)) first_here.push_back(Tactic::parse(floor_q));
       }
-      if (auto s = decide_at_sample(q, backends, reference, from_edge, pruned_at_edge, listed_at_edge, floor_here,
-                                    edge.winner ? d.choice : std::string(), budget_us, d.threshold,
-                                    retime_budget_us, timer, o)) {
+      // The lower sample only: just above the lower edge (PolicyOptions::lower_choice_at_first_sample).
+      const bool lowest = segments.empty() && floor_m == ms.front();
+      if (lowest && lower_choice && can_run(backends, q, *lower_choice)) first_here.push_back(*lower_choice);
+      if (auto s = decide_at_sample(q, backends, reference, from_edge, pruned_at_edge, listed_at_edge, first_here,
+                                    lowest ? lower_choice : std::nullopt, edge.winner ? d.choice : std::string(),
+                                    budget_us, d.threshold, retime_budget_us, timer, o)) {
         d.sampled_ms.push_back(q.m);
         covered = reach_of(q, s->tactic, backends);
         segments.push_back(std::move(*s));

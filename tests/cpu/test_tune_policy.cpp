@@ -588,6 +588,31 @@ TEST_F(PolicyTest, TheFastestTacticPrunedAtTheEdgeCompetesAtTheSamples) {
   EXPECT_EQ(run(none).choice_for(53), "cublaslt:heur");
 }
 
+// The lower bucket's choice (the first of `preferred`) is timed at the lowest sample, just above
+// the lower edge, even where the edge pruned it and it is not the fastest pruned: on the H200 a
+// 64xM/1 tile, the choice at M <= 192, was 3-4% faster at M=200 than what (192, 256] chose.
+TEST_F(PolicyTest, TheLowerBucketsChoiceCompetesAtTheLowestSample) {
+  timer.true_us["cutlass:c0"] = 15;      // pruned at the edge (> 1.3x heur's 10)...
+  timer.true_us["cublaslt:enum0"] = 14;  // ...as is this one, the fastest pruned
+  timer.at_m = [](const std::string& name, int64_t m, double t) { return m < 64 && name == "cutlass:c0" ? 6.0 : t; };
+  PolicyOptions o;
+  o.preferred = {"cutlass:c0", "cublaslt:h1"};  // best_of: the lower bucket's top segment first
+  const Decision d = run(o);
+  EXPECT_EQ(d.choice_for(64), "cublaslt:heur");
+  EXPECT_EQ(d.choice_for(53), "cutlass:c0");
+  const CandidateReport* c0 = nullptr;
+  for (const CandidateReport& c : d.segments.front().candidates)
+    if (c.tactic == "cutlass:c0") c0 = &c;
+  ASSERT_NE(c0, nullptr);
+  EXPECT_EQ(c0->note, "the lower bucket's choice");
+  // Only at the lowest sample.
+  for (size_t i = 0; i < timer.measured.size(); ++i)
+    if (timer.measured_m[i] != 53 && timer.measured_m[i] != 64)
+      for (const Tactic& t : timer.measured[i]) EXPECT_NE(t.name(), "cutlass:c0") << "M=" << timer.measured_m[i];
+  o.lower_choice_at_first_sample = false;
+  EXPECT_EQ(run(o).choice_for(53), "cublaslt:heur");
+}
+
 // Opt-in: where each end of a segment prefers another tactic by more
 // than the threshold (c1 25% faster at 53, 40% slower at 49), the lowest M's best takes the lower
 // half instead of one of them taking it all.
