@@ -48,6 +48,20 @@ const Timing* timing_named(const BenchPoint& point, const std::string& name) {
 
 }  // namespace
 
+std::vector<std::string> confirm_opponents(const BenchPoint& point) {
+  const BenchEntry* auto_entry = find_entry(point, "auto");
+  const BenchEntry* best = fastest_other_than_auto(point);
+  if (!auto_entry || !best) return {};
+  std::vector<std::string> out{best->tactic};
+  for (const std::string& name : point.contenders) {
+    if (int(out.size()) >= kConfirmOpponents) break;
+    if (name == auto_entry->tactic || std::find(out.begin(), out.end(), name) != out.end()) continue;
+    const Timing* t = timing_named(point, name);
+    if (t && t->ok && t->median_us > 0 && t->median_us <= best->us * (1 + kConfirmOpponentMargin)) out.push_back(name);
+  }
+  return out;
+}
+
 AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, bool best_first) {
   AutoConfirm c;
   c.round_ratios = {NAN};
@@ -57,39 +71,56 @@ AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, bool best_first)
     c.note = "auto was not timed";
     return c;
   }
-  const BenchEntry* best = fastest_other_than_auto(point);
-  if (!best) {
+  c.opponents = confirm_opponents(point);
+  if (c.opponents.empty()) {
     c.note = "no other tactic was timed";
     return c;
   }
-  c.best_tactic = best->tactic;
-  const Timing* best_timing = timing_named(point, best->tactic);
-  if (!best_timing) {
-    c.note = "the best's tactic has no timing";
-    return c;
+  c.best_tactic = c.opponents.front();
+  std::vector<Tactic> others;
+  for (const std::string& name : c.opponents) {
+    const Timing* t = timing_named(point, name);
+    if (!t) {
+      c.note = "the best's tactic has no timing";
+      return c;
+    }
+    others.push_back(t->tactic);
   }
   const MeasureOptions round = long_replays(auto_entry->us, kConfirmReplays);
   c.calls_per_replay = round.calls_per_replay;
   c.replays = round.replays;
+  // Positions in the round: auto's two, then each opponent's two.
+  const size_t k = others.size();
+  std::vector<Tactic> list(2 * k + 2, auto_timing->tactic);
+  std::pair<size_t, size_t> at_auto = best_first ? std::pair{k, k + 1} : std::pair{size_t(0), 2 * k + 1};
+  std::vector<std::pair<size_t, size_t>> at(k);
+  for (size_t j = 0; j < k; ++j) {
+    at[j] = best_first ? std::pair{j, 2 * k + 1 - j} : std::pair{1 + j, 2 * k - j};
+    list[at[j].first] = list[at[j].second] = others[j];
+  }
   std::vector<Timing> t;
   try {
-    const Tactic& a = auto_timing->tactic;
-    const Tactic& b = best_timing->tactic;
-    t = timer.measure(point.problem, best_first ? std::vector<Tactic>{b, a, a, b} : std::vector<Tactic>{a, b, b, a},
-                      round);
-    if (best_first && t.size() == 4) std::swap(t[0], t[1]), std::swap(t[2], t[3]);  // back to [a, b, b, a]
+    t = timer.measure(point.problem, list, round);
   } catch (const std::exception& e) {
     c.note = std::string("the round failed: ") + e.what();
     return c;
   }
-  if (t.size() != 4 || !std::all_of(t.begin(), t.end(), [](const Timing& x) { return x.ok && x.median_us > 0; })) {
+  if (t.size() != list.size() ||
+      !std::all_of(t.begin(), t.end(), [](const Timing& x) { return x.ok && x.median_us > 0; })) {
     c.note = "a tactic failed in the round";
     return c;
   }
+  auto mean_of = [&](std::pair<size_t, size_t> p) { return 0.5 * (t[p.first].median_us + t[p.second].median_us); };
   c.ran = true;
-  c.auto_us = 0.5 * (t[0].median_us + t[3].median_us);
-  c.best_us = 0.5 * (t[1].median_us + t[2].median_us);
-  c.noise = std::max(paired_noise(t[0], t[3]), paired_noise(t[1], t[2]));
+  c.auto_us = mean_of(at_auto);
+  c.noise = paired_noise(t[at_auto.first], t[at_auto.second]);
+  for (size_t j = 0; j < k; ++j) {
+    c.noise = std::max(c.noise, paired_noise(t[at[j].first], t[at[j].second]));
+    if (j == 0 || mean_of(at[j]) < c.best_us) {
+      c.best_us = mean_of(at[j]);
+      c.best_tactic = c.opponents[j];
+    }
+  }
   c.clock_mhz = t[0].clock_mhz;
   c.round_ratios = {c.auto_us / c.best_us};
   return c;
@@ -136,10 +167,12 @@ void print_confirm_line(std::ostream& os, const BenchPoint& point) {
   if (c.ran) {
     std::snprintf(line, sizeof line,
                   "%s M=%lld: auto against the best, timed again (%d replays of %d calls): %.3f (%.2f us against "
-                  "%.2f us, noise %.1f%%; best %s)",
+                  "%.2f us, noise %.1f%%; best %s",
                   point.shape.c_str(), (long long)point.problem.m, c.replays, c.calls_per_replay, c.regret(),
                   c.auto_us, c.best_us, 100.0 * c.noise, c.best_tactic.c_str());
     os << line;
+    if (c.opponents.size() > 1) os << ", the fastest of " << c.opponents.size() << " timed";
+    os << ")";
     if (c.round_ratios.size() > 1) {
       os << "; median of " << c.round_ratios.size() << " rounds, auto / best";
       for (double r : c.round_ratios) os << (r > 0 ? format_ratio(r) : std::string(" failed"));

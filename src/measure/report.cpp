@@ -202,7 +202,7 @@ void write_csv(std::ostream& os, const std::vector<BenchPoint>& points) {
        << "_tactic";
   if (confirm)
     os << ",confirm_best_tactic,confirm_auto_us,confirm_best_us,confirm_noise,confirm_regret,confirm_rounds,"
-          "confirm_round_ratios";
+          "confirm_round_ratios,confirm_opponents";
   os << "\n";
   for (const BenchPoint& p : points) {
     const Problem& q = p.problem;
@@ -230,6 +230,10 @@ void write_csv(std::ostream& os, const std::vector<BenchPoint>& points) {
       std::string ratios;
       for (double r : c.round_ratios) ratios += (ratios.empty() ? "" : ";") + (r > 0 ? format("%.4f", r) : "nan");
       os << "," << c.round_ratios.size() << "," << ratios;
+      // The tactics timed against auto, ';'-separated (tactic names hold no ';').
+      std::string opponents;
+      for (const std::string& o : c.opponents) opponents += (opponents.empty() ? "" : ";") + o;
+      os << "," << csv_quote(opponents);
     }
     os << "\n";
   }
@@ -272,6 +276,8 @@ void write_json(std::ostream& os, const std::vector<BenchPoint>& points) {
        << ", \"regret\": " << json_number(c.regret()) << ", \"calls_per_replay\": " << c.calls_per_replay
        << ", \"replays\": " << c.replays << ", \"note\": " << json_string(c.note) << ", \"round_ratios\": [";
     for (size_t r = 0; r < c.round_ratios.size(); ++r) os << (r ? ", " : "") << json_number(c.round_ratios[r]);
+    os << "], \"opponents\": [";
+    for (size_t j = 0; j < c.opponents.size(); ++j) os << (j ? ", " : "") << json_string(c.opponents[j]);
     os << "]";
     if (c.clock_mhz > 0) os << ", \"clock_mhz\": " << json_number(c.clock_mhz);
     os << "}";

@@ -34,7 +34,9 @@ struct BenchEntry {
 // round with the median auto / best over the point's rounds, with every round's ratio beside them.
 struct AutoConfirm {
   bool ran = false;
-  std::string best_tactic;         // the fastest entry of the first pass whose tactic is not auto's
+  std::string best_tactic;         // the fastest of `opponents` in this round
+  // The tactics timed against auto (confirm_opponents): the first pass's fastest other entry first.
+  std::vector<std::string> opponents;
   double auto_us = 0, best_us = 0;  // this round's, each the mean of its two timings
   double noise = 0;                // the larger of the two tactics' paired noise in this round
   int calls_per_replay = 0, replays = 0;
@@ -55,6 +57,9 @@ struct BenchPoint {
   double noise = 0;                 // |t1 - t2| / t1 of the cuBLASLt default timed twice
   std::vector<BenchEntry> entries;  // entries[0] is the cuBLASLt default: the ratios' reference
   std::vector<Timing> timings;      // every candidate's timing (finalists: full round; others: short)
+  // The full-round tactics that may be a point's best: the reference and the finalists whose
+  // output matched the default's (bench's first pass), fastest first.
+  std::vector<std::string> contenders;
   std::vector<std::string> notes;   // skipped backends, failed verifications, ...
   AutoConfirm confirm;
 };

@@ -97,6 +97,44 @@ TEST(ConfirmAuto, NeitherAutosOwnTacticNorANamedTacticIsTheBest) {
   EXPECT_DOUBLE_EQ(c.regret(), 1.0);
 }
 
+// Near-ties in the first pass: the contenders within 3% of the fastest other entry are timed too
+// (up to three in all), mirrored around auto, and the fastest of them in the round is the best.
+TEST(ConfirmAuto, CloseContendersAreTimedTooAndTheFastestInTheRoundIsTheBest) {
+  const Tactic b2{"cublaslt", "b2"}, b3{"cublaslt", "b3"}, far{"cublaslt", "far"};
+  BenchPoint p = point();
+  p.timings.push_back(timing(b2, 9.2));   // within 3% of cuBLASLt's best (9.0)
+  p.timings.push_back(timing(b3, 9.25));  // within 3% too, but the fourth
+  p.timings.push_back(timing(far, 9.3));  // beyond 3%
+  // Fastest first, as bench fills them; auto's own tactic is never an opponent.
+  p.contenders = {kCublasBest.name(), b2.name(), kAuto.name(), b3.name(), kCutlass.name(), far.name()};
+  EXPECT_EQ(confirm_opponents(p), (std::vector<std::string>{kCublasBest.name(), b2.name(), b3.name()}));
+  FakeTimer timer;
+  timer.true_us = {{kAuto.name(), 9.3}, {kCublasBest.name(), 9.4}, {b2.name(), 9.1}, {b3.name(), 9.2}};
+  const AutoConfirm c = confirm_auto(timer, p);
+  ASSERT_TRUE(c.ran) << c.note;
+  ASSERT_EQ(timer.measured.size(), 1u);
+  EXPECT_EQ(timer.measured[0], (std::vector<Tactic>{kAuto, kCublasBest, b2, b3, b3, b2, kCublasBest, kAuto}));
+  EXPECT_EQ(c.best_tactic, b2.name());
+  EXPECT_DOUBLE_EQ(c.best_us, 9.1);
+  EXPECT_NEAR(c.regret(), 9.3 / 9.1, 1e-12);
+  EXPECT_EQ(c.opponents.size(), 3u);
+  std::ostringstream line;
+  BenchPoint shown = p;
+  shown.confirm = c;
+  print_confirm_line(line, shown);
+  EXPECT_NE(line.str().find("best cublaslt:b2, the fastest of 3 timed)"), std::string::npos) << line.str();
+
+  const AutoConfirm mirrored = confirm_auto(timer, p, /*best_first=*/true);
+  ASSERT_TRUE(mirrored.ran) << mirrored.note;
+  EXPECT_EQ(timer.measured[1], (std::vector<Tactic>{kCublasBest, b2, b3, kAuto, kAuto, b3, b2, kCublasBest}));
+  EXPECT_EQ(mirrored.best_tactic, b2.name());
+  EXPECT_DOUBLE_EQ(mirrored.auto_us, 9.3);
+
+  // One opponent failing fails the round, as with one.
+  timer.failing = {b3.name()};
+  EXPECT_FALSE(confirm_auto(timer, p).ran);
+}
+
 TEST(ConfirmAuto, AFailedRoundIsReportedNotThrown) {
   BenchPoint p = point();
   FakeTimer timer;
@@ -162,7 +200,8 @@ TEST(ConfirmAuto, TheRoundsClockIsInTheJsonWhenRecorded) {
   p.timings[0].clock_mhz = 1425;
   std::ostringstream json;
   write_json(json, {p});
-  EXPECT_NE(json.str().find("\"replays\": 9, \"note\": \"\", \"round_ratios\": [0.989362], \"clock_mhz\": 1980"), std::string::npos) << json.str();
+  EXPECT_NE(json.str().find("\"replays\": 9, \"note\": \"\", \"round_ratios\": [0.989362], \"opponents\": [\"cublaslt:b\"], "
+                           "\"clock_mhz\": 1980"), std::string::npos) << json.str();
   EXPECT_NE(json.str().find("\"clock_mhz\": 1425}"), std::string::npos) << json.str();
 }
 
@@ -188,11 +227,11 @@ TEST(ConfirmAuto, ReportedInTheTableCsvJsonAndSummary) {
   write_csv(csv, {p, q});
   const std::string s = csv.str();
   EXPECT_NE(s.find(",confirm_best_tactic,confirm_auto_us,confirm_best_us,confirm_noise,confirm_regret,"
-                   "confirm_rounds,confirm_round_ratios\n"),
+                   "confirm_rounds,confirm_round_ratios,confirm_opponents\n"),
             std::string::npos)
       << s;
-  EXPECT_NE(s.find(",cublaslt:b,9.450,9.000,0.0000,1.0500,1,1.0500\n"), std::string::npos) << s;
-  EXPECT_NE(s.find(",,,,,,0,\n"), std::string::npos) << s;  // q: no tactic, no numbers, no rounds
+  EXPECT_NE(s.find(",cublaslt:b,9.450,9.000,0.0000,1.0500,1,1.0500,cublaslt:b\n"), std::string::npos) << s;
+  EXPECT_NE(s.find(",,,,,,0,,\n"), std::string::npos) << s;  // q: no tactic, numbers, rounds or opponents
   std::ostringstream without;
   write_csv(without, {point()});
   EXPECT_EQ(without.str().find("confirm_"), std::string::npos) << "no confirm attempted: no columns";
@@ -263,7 +302,7 @@ TEST(ConfirmAuto, TheVerdictIsTheMedianRoundWithEveryRoundBesideIt) {
       << table.str();
   std::ostringstream csv;
   write_csv(csv, {p});
-  EXPECT_NE(csv.str().find(",1.0200,3,1.0500;0.9900;1.0200\n"), std::string::npos) << csv.str();
+  EXPECT_NE(csv.str().find(",1.0200,3,1.0500;0.9900;1.0200,cublaslt:b\n"), std::string::npos) << csv.str();
   std::ostringstream json;
   write_json(json, {p});
   EXPECT_NE(json.str().find("\"round_ratios\": [1.05, 0.99, 1.02]"), std::string::npos) << json.str();
@@ -294,7 +333,7 @@ TEST(ConfirmAuto, FailedRoundsLeaveTheMedianOfTheOthersAndSaySo) {
   p.confirm = v;
   std::ostringstream csv;
   write_csv(csv, {p});
-  EXPECT_NE(csv.str().find(",3,nan;1.0400;nan\n"), std::string::npos) << csv.str();
+  EXPECT_NE(csv.str().find(",3,nan;1.0400;nan,cublaslt:b\n"), std::string::npos) << csv.str();
 
   const AutoConfirm none = median_round({failed, failed});
   EXPECT_FALSE(none.ran);

@@ -1,6 +1,7 @@
 // fp8gemm bench: times the cuBLASLt default, `auto` and (with --tactics all) every tactic of
 // every selected backend over model shapes and M values, as DESIGN.md "Measuring" says; prints
 // us | TFLOP/s | GB/s | % of roofline | x vs the cuBLASLt default per point, geomeans per M range.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -194,6 +195,14 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
   }
   for (size_t i = 0; i < r.finalists.size(); ++i)
     if (verified[i]) trusted.push_back(&r.finalists[i]);
+  {
+    std::vector<const Timing*> by_time;
+    for (const Timing* t : trusted)
+      if (t->ok && t->median_us > 0) by_time.push_back(t);
+    std::stable_sort(by_time.begin(), by_time.end(),
+                     [](const Timing* x, const Timing* y) { return x->median_us < y->median_us; });
+    for (const Timing* t : by_time) point.contenders.push_back(t->tactic.name());
+  }
 
   point.entries.push_back(entry_of(kDefaultLabel, &r.reference));
   point.entries.push_back(entry_of("cublaslt_best", fastest(trusted, "cublaslt")));
@@ -317,11 +326,13 @@ void run_bench(const BenchOptions& o) {
   // round: a point's rounds then follow different neighbours' rounds apart in time, not one
   // another, so they do not share one power state.
   if (o.confirm_auto && !points.empty()) {
-    std::cout << "\nauto against the fastest other tactic, timed again head to head ([auto, best, best, auto], "
-              << kConfirmReplays << " replays of >= " << kLongReplayUs << " us; "
+    std::cout << "\nauto against the fastest other tactic and up to " << kConfirmOpponents - 1
+              << " more within " << int(100 * kConfirmOpponentMargin + 0.5)
+              << "% of it, timed again head to head ([auto, best..., best..., auto], " << kConfirmReplays
+              << " replays of >= " << kLongReplayUs << " us; "
               << (o.confirm_order == "m" ? "by M, lightest first within an M" : "lightest first");
     if (o.confirm_rounds > 1)
-      std::cout << "; " << o.confirm_rounds << " passes over the points, [best, auto, auto, best] in every second "
+      std::cout << "; " << o.confirm_rounds << " passes over the points, [best..., auto, auto, best...] in every second "
                 << "one, the median round's result";
     std::cout << "):\n";
     const std::vector<size_t> order =
