@@ -89,6 +89,9 @@ struct TuneOptions {
   std::vector<std::string> backends;   // restrict challengers to these (empty: all)
   bool retune = false;          // tune keys already in the cache again
   int bucket_samples = 2;       // M values below each bucket edge where finalists are also timed
+  // The lower bucket's choice at its edge is also timed at the bucket's lowest sample, just above
+  // that edge (docs/tuning.md "Segments"; session 26).
+  bool lower_choice_at_first_sample = true;
   // Time a sub-bucket segment's challenger again at the segment's lowest M and give the segment to
   // its default where that regrets less over both ends (docs/tuning.md "Segments"; on by default
   // since session 6's H200 runs: between bucket edges 171 of 184 points <= 1.03 against 160).

@@ -55,6 +55,7 @@ PolicyOptions policy_options(const TuneOptions& o) {
   p.output_tolerance = o.output_tolerance;
   p.backends = o.backends;
   p.bucket_samples = o.bucket_samples;
+  p.lower_choice_at_first_sample = o.lower_choice_at_first_sample;
   p.check_segment_low_ends = o.check_segment_ends;
   p.adaptive_floor = o.adaptive_floor;
   p.split_segments = o.split_segments;

@@ -611,6 +611,10 @@ TEST_F(PolicyTest, TheLowerBucketsChoiceCompetesAtTheLowestSample) {
       for (const Tactic& t : timer.measured[i]) EXPECT_NE(t.name(), "cutlass:c0") << "M=" << timer.measured_m[i];
   o.lower_choice_at_first_sample = false;
   EXPECT_EQ(run(o).choice_for(53), "cublaslt:heur");
+  EXPECT_TRUE(tuning::policy_options(TuneOptions{}).lower_choice_at_first_sample);
+  TuneOptions off;
+  off.lower_choice_at_first_sample = false;
+  EXPECT_FALSE(tuning::policy_options(off).lower_choice_at_first_sample);
 }
 
 // Opt-in: where each end of a segment prefers another tactic by more

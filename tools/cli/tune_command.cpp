@@ -34,6 +34,7 @@ struct TuneCliOptions {
   double key_budget_ms = 100;
   double run_budget_s = 0;
   int bucket_samples = 2;
+  bool lower_choice_at_first_sample = true;
   bool check_segment_ends = true;
   bool adaptive_floor = true;
   bool split_segments = false;
@@ -134,6 +135,7 @@ void run_tune(const TuneCliOptions& o) {
   to.key_budget_ms = o.key_budget_ms;
   to.run_budget_ms = o.run_budget_s * 1000;
   to.bucket_samples = o.bucket_samples;
+  to.lower_choice_at_first_sample = o.lower_choice_at_first_sample;
   to.check_segment_ends = o.check_segment_ends;
   to.adaptive_floor = o.adaptive_floor;
   to.split_segments = o.split_segments;
@@ -197,6 +199,8 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_option("--bucket-samples", o.bucket_samples,
                   "M values below each bucket edge where the finalists are also timed (default 2)")
       ->check(CLI::Range(0, 8));
+  cmd->add_flag("--lower-choice-at-first-sample,!--no-lower-choice-at-first-sample", o.lower_choice_at_first_sample,
+                "time the lower bucket's choice at each bucket's lowest sample too (default on)");
   cmd->add_flag("--check-segment-ends,!--no-check-segment-ends", o.check_segment_ends,
                 "time each sub-bucket challenger again at its segment's lowest M (default on)");
   cmd->add_flag("--adaptive-floor,!--no-adaptive-floor", o.adaptive_floor,
