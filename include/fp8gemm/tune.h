@@ -112,6 +112,11 @@ struct TuneOptions {
   // heuristic's switch"). On: the worse-regret rule had given such segments whole to the
   // adaptive floor, and the edge then ran 1.03-1.05x the best (H200 session 22).
   bool split_at_floor_switch = true;
+  // With adaptive_floor: where the adaptive floor takes a segment on its lowest M's time, the
+  // kernel the heuristic answered there (the one timed) keeps the M up to its own reach (the same
+  // M tiles) if the heuristic answers another, untimed kernel in that range (docs/tuning.md "The
+  // low end's kernel holds its tiles"; session 26).
+  bool floor_keeps_low_kernel = true;
   // With adaptive_floor: a segment that kept the floor's fixed answer at its sampled M, and whose
   // lowest M was not timed, runs the adaptive floor instead ("cublaslt:heuristic": the same
   // kernel at the sampled M; docs/tuning.md "A kept floor adapts"). On: on the H200 it took

@@ -60,6 +60,7 @@ PolicyOptions policy_options(const TuneOptions& o) {
   p.adaptive_floor = o.adaptive_floor;
   p.split_segments = o.split_segments;
   p.split_at_floor_switch = o.split_at_floor_switch;
+  p.floor_keeps_low_kernel = o.floor_keeps_low_kernel;
   p.samples_follow_edge = o.samples_follow_edge;
   p.kept_floor_adapts = o.kept_floor_adapts;
   p.low_end_ties = o.low_end_ties;

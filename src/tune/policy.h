@@ -55,6 +55,11 @@ struct PolicyOptions {
   // answers, nothing timed; segment_ends.cpp split_at_floor_switch): the adaptive floor below,
   // that contender above. Off here, on in TuneOptions.
   bool split_at_floor_switch = false;
+  // With adaptive_floor: where the adaptive floor takes a segment, the kernel it ran at the
+  // segment's lowest M (timed there, the fastest) runs from there up to its own reach (the same M
+  // tiles) wherever the heuristic answers another kernel inside that range (segment_ends.cpp
+  // low_kernel_holds). Off here, on in TuneOptions.
+  bool floor_keeps_low_kernel = false;
   // With adaptive_floor: a segment that kept the floor's fixed answer at its sampled M, and
   // whose lowest M was not timed, runs the adaptive floor instead (segment_ends.h
   // adapt_kept_floors). Off here, on in TuneOptions (as with adaptive_floor).

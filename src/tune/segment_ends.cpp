@@ -297,6 +297,37 @@ std::string fixed_floor(const std::vector<Backend*>& backends, const Problem& pr
 // best). It competes only where the heuristic's choice at the lowest M differs from its choice
 // at the sampled M: elsewhere it is one fixed tactic, already weighed there (and the check would
 // cost ~17 s more of the whole-suite tune, session 7).
+// PolicyOptions::floor_keeps_low_kernel. The adaptive floor (c[floor]) has taken segment i on its
+// time at the segment's lowest M (`low`), where it ran the heuristic's answer there, `floor_low`:
+// a fixed kernel, timed and the fastest there, which keeps that time while it needs no more M
+// tiles. Where the heuristic answers a third kernel before that reach (neither floor_low nor
+// `floor_top`, its answer at the sampled M: timed nowhere), the segment is split: floor_low itself
+// up to its reach (below the sampled M), the adaptive floor above. Elsewhere the two run kernels
+// that were timed, and nothing changes. Why (H200 sessions 19-26, 6144x4096, the segment (192, 223] of m<=256): the
+// heuristic answers 64x200 at 193-196 (the best there), 128x104 at 200-208 (3.3% slower than
+// 64x200 at 200) and 192x56 at the sampled 213 (the best there): both timed ends were right, and
+// M=200 ran 1.037x the best in every bench. Returns whether it split (segments[i] is then the
+// lower part).
+bool low_kernel_holds(std::vector<ChoiceSegment>& segments, size_t i, const Problem& problem, int64_t low,
+                      const std::vector<Contender>& c, size_t floor, const std::string& floor_low,
+                      const std::string& floor_top, size_t first_row, const std::vector<Backend*>& backends) {
+  if (floor_low.empty() || !(c[floor].at_low > 0)) return false;
+  Problem q = problem;
+  q.m = low;
+  const int64_t reach = std::min(reach_of(q, floor_low, backends), segments[i].sampled_m - 1);
+  const auto [other_m, other] =
+      untimed_floor_inside(backends, problem, low, segments[i].sampled_m, reach, floor_low, floor_top);
+  if (other_m == 0) return false;
+  std::vector<Contender> with_low = c;
+  with_low.push_back({floor_low, 0, c[floor].at_low});
+  // The low-end row of the adaptive floor is floor_low's timing: the note goes there.
+  segments[i].candidates[first_row + floor].note += "; its kernel here, " + floor_low + ", keeps the M up to " +
+                                                    std::to_string(reach) + " (the same M tiles), where the heuristic "
+                                                    "answers " + other + " at M=" + std::to_string(other_m);
+  split_off_lower(segments, i, reach, low, with_low, with_low.size() - 1, "", {});
+  return true;
+}
+
 void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem,
                     const std::vector<Backend*>& backends, const std::vector<CandidateReport>& edge_rows,
                     double threshold, Timer& timer, const PolicyOptions& o) {
@@ -442,10 +473,11 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
       continue;
     }
     if (winner == 0) continue;
-    s.candidates[first_row + winner].note +=
-        adaptive && contenders[winner].name == adaptive->name() ? "; the adaptive floor takes the segment"
-        : winner == tied ? "; tied with the choice where the segment was timed, it takes the segment"
-                         : "; the default takes the segment";
+    const bool floor_won = adaptive && contenders[winner].name == adaptive->name();
+    s.candidates[first_row + winner].note += floor_won ? "; the adaptive floor takes the segment"
+                                             : winner == tied
+                                                 ? "; tied with the choice where the segment was timed, it takes the segment"
+                                                 : "; the default takes the segment";
     // The upward extension was the old choice's tile count; the winner's own holds instead, and
     // the next segment then starts right above it (the loop's `previous`).
     if (!edge)
@@ -453,6 +485,9 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
                                    adaptive ? adaptive->name() : std::string(), floor_top, backends);
     s.tactic = contenders[winner].name;
     s.us = contenders[winner].at_sampled;
+    if (floor_won && o.floor_keeps_low_kernel && low_kernel_holds(segments, i, problem, q.m, contenders, winner,
+                                                                   floor_low, floor_top, first_row, backends))
+      ++i;  // the upper part, the adaptive floor's
   }
 }
 

@@ -295,6 +295,39 @@ TEST_F(AdaptiveFloorTest, WithTheInteriorCheckItCompetesOnlyWhereItsKernelsInsid
   EXPECT_FALSE(tuning::policy_options(TuneOptions{}).adaptive_floor_interior);
 }
 
+// PolicyOptions::floor_keeps_low_kernel: the adaptive floor takes the edge's segment (59, 64] on its
+// time at 60, where the heuristic answers h1; h1's one M tile reaches 64, and at 61-62 the heuristic
+// answers h3, timed nowhere. h1 itself keeps (59, 63]; the adaptive floor keeps the rest. (H200:
+// 6144x4096 at M=200 ran 128x104, 3.3% slower than the 64x200 tile timed at 193.)
+TEST_F(AdaptiveFloorTest, TheLowEndsKernelKeepsItsTilesWhereTheHeuristicAnswersAnUntimedOne) {
+  cublaslt.default_by_m = [](int64_t m) {
+    return m < 61 ? std::string("h1") : m < 63 ? std::string("h3") : std::string("heur");
+  };
+  cublaslt.tile_height["h1"] = 64;
+  timer.true_us["cublaslt:h3"] = 30;
+  PolicyOptions o = options(true);
+  EXPECT_EQ(run(o).choice_for(62), "cublaslt:adapt");  // the failure mode: h3 at 62
+  o.floor_keeps_low_kernel = true;
+  const Decision d = run(o);
+  EXPECT_EQ(d.choice_for(60), "cublaslt:h1");
+  EXPECT_EQ(d.choice_for(62), "cublaslt:h1");
+  EXPECT_EQ(d.choice_for(63), "cublaslt:h1");
+  EXPECT_EQ(d.choice_for(64), "cublaslt:adapt");
+  bool said = false;
+  for (const ChoiceSegment& seg : d.segments)
+    for (const CandidateReport& c : seg.candidates)
+      said |= c.note.find("keeps the M up to 63") != std::string::npos &&
+              c.note.find("answers cublaslt:h3 at M=61") != std::string::npos;
+  EXPECT_TRUE(said);
+  // Where the heuristic answers only the two timed kernels, nothing changes.
+  cublaslt.default_by_m = [](int64_t m) { return m < 62 ? std::string("h1") : std::string("heur"); };
+  EXPECT_EQ(run(o).choice_for(61), "cublaslt:adapt");
+  EXPECT_TRUE(tuning::policy_options(TuneOptions{}).floor_keeps_low_kernel);
+  TuneOptions off;
+  off.floor_keeps_low_kernel = false;
+  EXPECT_FALSE(tuning::policy_options(off).floor_keeps_low_kernel);
+}
+
 // The adaptive floor's time at a sampled M is the floor's there, timed with the sample where the
 // heuristic changes its mind inside that sample's segment: here it answers enum0 up to 54 and h1
 // above, so the segment of 59 (from 54) times h1 at 59, although h1 lost the edge's short round.

@@ -39,6 +39,7 @@ struct TuneCliOptions {
   bool adaptive_floor = true;
   bool split_segments = false;
   bool split_at_floor_switch = TuneOptions{}.split_at_floor_switch;
+  bool floor_keeps_low_kernel = TuneOptions{}.floor_keeps_low_kernel;
   bool samples_follow_edge = false;
   bool kept_floor_adapts = true;
   bool low_end_ties = false;
@@ -140,6 +141,7 @@ void run_tune(const TuneCliOptions& o) {
   to.adaptive_floor = o.adaptive_floor;
   to.split_segments = o.split_segments;
   to.split_at_floor_switch = o.split_at_floor_switch;
+  to.floor_keeps_low_kernel = o.floor_keeps_low_kernel;
   to.samples_follow_edge = o.samples_follow_edge;
   to.kept_floor_adapts = o.kept_floor_adapts;
   to.low_end_ties = o.low_end_ties;
@@ -212,6 +214,9 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_flag("--split-at-floor-switch,!--no-split-at-floor-switch", o.split_at_floor_switch,
                 "where the adaptive floor wins a segment's lowest M and loses its top, split the segment where the "
                 "heuristic's answer changes to its kernel at the top (default on)");
+  cmd->add_flag("--floor-keeps-low-kernel,!--no-floor-keeps-low-kernel", o.floor_keeps_low_kernel,
+                "where the adaptive floor takes a segment, the kernel it was timed as at the segment's lowest M "
+                "runs up to its own reach wherever the heuristic answers another kernel there (default on)");
   cmd->add_flag("--samples-follow-edge,!--no-samples-follow-edge", o.samples_follow_edge,
                 "a tie at a sampled M below the edge goes to the edge's choice, not the default (default off)");
   cmd->add_flag("--kept-floor-adapts,!--no-kept-floor-adapts", o.kept_floor_adapts,
