@@ -58,3 +58,15 @@ B=.gpu/bin; unset FP8GEMM_CACHE FP8GEMM_TUNE
 for f in fp8gemm; do [ -f $B/$f ] || xz -dk $B/$f.xz; chmod +x $B/$f; done
 bash scripts/gpu_tune_ab.sh $B "" "--no-lower-choice-at-first-sample"
 
+# ---- .gpu-s26/call4.sh
+#!/usr/bin/env bash
+# Session 26 call 4 (d0bf662): the acceptance's tune-between with the low end's kernel keeping
+# its tiles (default on), to compare with call 3 (another machine).
+set -u
+cd "$(dirname "$0")/.."
+B=.gpu/bin; unset FP8GEMM_CACHE FP8GEMM_TUNE
+for f in fp8gemm; do [ -f $B/$f ] || xz -dk $B/$f.xz; chmod +x $B/$f; done
+OUT=$OUT/acc timeout 290 scripts/gpu_acceptance.sh $B tune-between > $OUT/acc_summary.txt 2>&1
+tail -6 $OUT/acc_summary.txt
+python3 scripts/auto_regret.py --by-m --worst 8 $OUT/acc/auto_between.csv 2>&1 | tail -22
+grep -c "keeps the M up to" <(tar -xzOf $OUT/acc/logs.tar.gz logs/tune.json) || true
