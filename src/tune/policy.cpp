@@ -373,7 +373,8 @@ std::optional<ChoiceSegment> decide_at_sample(const Problem& q, const std::vecto
 
   std::set<std::string> in{reference.name()};
   // The floor at q (cuBLASLt's heuristic there) when asked for: the adaptive floor's time at q,
-  // which the segment's low-end check compares (PolicyOptions::adaptive_floor).
+  // which the segment's low-end check compares (PolicyOptions::adaptive_floor); then the lower
+  // bucket's choice (PolicyOptions::lower_choice_at_first_sample).
   std::vector<Tactic> floor_part;
   for (const Tactic& t : first_here)
     if (fit > 2 + floor_part.size() && in.insert(t.name()).second) floor_part.push_back(t);
@@ -625,7 +626,7 @@ Decision decide(const Problem& problem, const std::vector<Backend*>& backends,
         const std::string floor_q = fixed_floor(backends, problem, q.m);
         if (!floor_q.empty() && floor_q != fixed_floor(backends, problem, start)) first_here.push_back(Tactic::parse(floor_q));
       }
-      // The lower sample only: just above the lower edge (PolicyOptions::lower_choice_at_first_sample).
+      // The lowest sample only: just above the lower edge (PolicyOptions::lower_choice_at_first_sample).
       const bool lowest = segments.empty() && floor_m == ms.front();
       if (lowest && lower_choice && can_run(backends, q, *lower_choice)) first_here.push_back(*lower_choice);
       if (auto s = decide_at_sample(q, backends, reference, from_edge, pruned_at_edge, listed_at_edge, first_here,

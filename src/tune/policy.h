@@ -108,10 +108,10 @@ struct PolicyOptions {
   // per M) also timed there, at most this many per M; 0: only the edge's candidates compete.
   int sample_newcomers = 4;
   // The lower bucket's choice at its edge (the first fixed tactic of `preferred`) is also timed
-  // at the lowest sample, just above that edge, where it is likeliest still to be the best. Why
-  // (H200, sessions 19-25): at 6144x4096 M=200 cuBLASLt's 64xM/1 tile, the choice at M <= 192,
-  // ran 3-4% faster than auto in every bench, and the samples of (192, 256] (213, 235) never
-  // timed it: it was pruned at 256, where its one tile is 256 rows high, and listed there.
+  // at the lowest sample, just above that edge, where it is likeliest still to be the best, and
+  // the edge may have pruned it (a fitted tile: 64xM/1 is 256 rows high at 256). On the H200
+  // (session 26) it took 22 of the 172 lowest samples it was timed at, by 2-8%, at no measurable
+  // cost to the tune; between edges 177 against 176 of 184 without it (docs/tuning.md "Segments").
   bool lower_choice_at_first_sample = true;
   // What `auto` runs at an M without tuning (the reference there: table or floor); empty: the
   // edge's default at every M.
