@@ -282,29 +282,14 @@ std::string fixed_floor(const std::vector<Backend*>& backends, const Problem& pr
 }
 
 
-// PolicyOptions::check_segment_low_ends (off in PolicyOptions{}, on through TuneOptions{} since
-// session 6: docs/tuning.md "Checking a segment's lowest M"). A segment whose choice is a
-// challenger is timed again at its lowest M, with its default (and the default there); the
-// segment goes to whichever regrets less over the two ends (at the lowest M, and at the sampled
-// M where the challenger won). Why: a tactic's time can fall as M grows within one tile count
-// (H200, 4096x8192: CUTLASS 64x128 18.2 us at M=193, 15.0 at 213, cuBLASLt's best 15.6), so a
-// choice measured at a segment's top can be the slowest at its bottom.
-// With PolicyOptions::adaptive_floor the adaptive floor (`cublaslt:heuristic`: the heuristic's
-// first at each M) is a third contender, timed at the lowest M and known at the sampled M (the
-// floor there was timed), and the edge's own segment is checked too: a fixed tactic chosen at one
-// M can lose to what the heuristic picks a few M lower (H200 session 6: M=3000 of 1280x8192 ran
-// the 256x128 tile chosen at 3072, 1.107x the best, while the heuristic's choice at 3000 was the
-// best). It competes only where the heuristic's choice at the lowest M differs from its choice
-// at the sampled M: elsewhere it is one fixed tactic, already weighed there (and the check would
-// cost ~17 s more of the whole-suite tune, session 7).
 // PolicyOptions::floor_keeps_low_kernel. The adaptive floor (c[floor]) has taken segment i on its
 // time at the segment's lowest M (`low`), where it ran the heuristic's answer there, `floor_low`:
 // a fixed kernel, timed and the fastest there, which keeps that time while it needs no more M
 // tiles. Where the heuristic answers a third kernel before that reach (neither floor_low nor
 // `floor_top`, its answer at the sampled M: timed nowhere), the segment is split: floor_low itself
 // up to its reach (below the sampled M), the adaptive floor above. Elsewhere the two run kernels
-// that were timed, and nothing changes. Why (H200 sessions 19-26, 6144x4096, the segment (192, 223] of m<=256): the
-// heuristic answers 64x200 at 193-196 (the best there), 128x104 at 200-208 (3.3% slower than
+// that were timed, and nothing changes. Why (H200 sessions 19-26, 6144x4096, the segment
+// (192, 223] of m<=256): the heuristic answers 64x200 at 193-196 (the best there), 128x104 at 200-208 (3.3% slower than
 // 64x200 at 200) and 192x56 at the sampled 213 (the best there): both timed ends were right, and
 // M=200 ran 1.037x the best in every bench. Returns whether it split (segments[i] is then the
 // lower part).
@@ -328,6 +313,21 @@ bool low_kernel_holds(std::vector<ChoiceSegment>& segments, size_t i, const Prob
   return true;
 }
 
+// PolicyOptions::check_segment_low_ends (off in PolicyOptions{}, on through TuneOptions{} since
+// session 6: docs/tuning.md "Checking a segment's lowest M"). A segment whose choice is a
+// challenger is timed again at its lowest M, with its default (and the default there); the
+// segment goes to whichever regrets less over the two ends (at the lowest M, and at the sampled
+// M where the challenger won). Why: a tactic's time can fall as M grows within one tile count
+// (H200, 4096x8192: CUTLASS 64x128 18.2 us at M=193, 15.0 at 213, cuBLASLt's best 15.6), so a
+// choice measured at a segment's top can be the slowest at its bottom.
+// With PolicyOptions::adaptive_floor the adaptive floor (`cublaslt:heuristic`: the heuristic's
+// first at each M) is a third contender, timed at the lowest M and known at the sampled M (the
+// floor there was timed), and the edge's own segment is checked too: a fixed tactic chosen at one
+// M can lose to what the heuristic picks a few M lower (H200 session 6: M=3000 of 1280x8192 ran
+// the 256x128 tile chosen at 3072, 1.107x the best, while the heuristic's choice at 3000 was the
+// best). It competes only where the heuristic's choice at the lowest M differs from its choice
+// at the sampled M: elsewhere it is one fixed tactic, already weighed there (and the check would
+// cost ~17 s more of the whole-suite tune, session 7).
 void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem,
                     const std::vector<Backend*>& backends, const std::vector<CandidateReport>& edge_rows,
                     double threshold, Timer& timer, const PolicyOptions& o) {

@@ -135,6 +135,17 @@ const Timing* fastest(const std::vector<const Timing*>& timings, const std::stri
   return best;
 }
 
+// The tactics of the ok `timings`, fastest first (BenchPoint::contenders).
+std::vector<std::string> names_fastest_first(std::vector<const Timing*> timings) {
+  const auto unusable = [](const Timing* t) { return !t->ok || !(t->median_us > 0); };
+  timings.erase(std::remove_if(timings.begin(), timings.end(), unusable), timings.end());
+  std::stable_sort(timings.begin(), timings.end(),
+                   [](const Timing* x, const Timing* y) { return x->median_us < y->median_us; });
+  std::vector<std::string> names;
+  for (const Timing* t : timings) names.push_back(t->tactic.name());
+  return names;
+}
+
 BenchEntry entry_of(const std::string& label, const Timing* t, const std::string& note = "") {
   BenchEntry e;
   e.label = label;
@@ -195,14 +206,7 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
   }
   for (size_t i = 0; i < r.finalists.size(); ++i)
     if (verified[i]) trusted.push_back(&r.finalists[i]);
-  {
-    std::vector<const Timing*> by_time;
-    for (const Timing* t : trusted)
-      if (t->ok && t->median_us > 0) by_time.push_back(t);
-    std::stable_sort(by_time.begin(), by_time.end(),
-                     [](const Timing* x, const Timing* y) { return x->median_us < y->median_us; });
-    for (const Timing* t : by_time) point.contenders.push_back(t->tactic.name());
-  }
+  point.contenders = names_fastest_first(trusted);
 
   point.entries.push_back(entry_of(kDefaultLabel, &r.reference));
   point.entries.push_back(entry_of("cublaslt_best", fastest(trusted, "cublaslt")));
