@@ -57,6 +57,25 @@ GraphTimerOptions with_clock_env(GraphTimerOptions o, const char* value) {
   return o;
 }
 
+int weight_copies_for(size_t copy_bytes, size_t l2_bytes, double l2_multiple) {
+  const double copies = std::ceil(l2_multiple * double(l2_bytes) / double(std::max<size_t>(copy_bytes, 1)));
+  return int(std::clamp(copies, 2.0, 1e6));
+}
+
+GraphTimerOptions with_overlap_env(GraphTimerOptions o, const char* value) {
+  if (value && *value) o.overlap_capture = env_number("FP8GEMM_OVERLAP_CAPTURE", value, 1) > 0;
+  return o;
+}
+
+GraphTimerOptions with_weights_env(GraphTimerOptions o, const char* value) {
+  if (!value || !*value) return o;
+  const double v = env_number("FP8GEMM_WEIGHT_L2_MULTIPLE", value, o.weight_l2_multiple);
+  FP8GEMM_REQUIRE(v >= 2, kInvalidArgument, "FP8GEMM_WEIGHT_L2_MULTIPLE='", value,
+                  "': weights must rotate through >= 2x L2 (DESIGN \"Measuring\")");
+  o.weight_l2_multiple = v;
+  return o;
+}
+
 double mean_sm_clock_mhz(const uint64_t* start, const uint64_t* end, int slots) {
   double sum = 0;
   int n = 0;
@@ -164,7 +183,8 @@ struct GraphTimer::Impl {
   std::map<std::string, int> calls_memo;
   std::set<std::string> replayed;  // tactics this timer has run (any problem): their kernels are loaded
 
-  std::vector<cudaEvent_t> events;
+  std::vector<cudaEvent_t> events;       // timed replays and probes
+  std::vector<cudaEvent_t> warm_events;  // the warm-up round run while capturing (RoundZero)
   // GraphTimerOptions::keep_busy_ms: the graph kept replaying after a heavy measurement, whether
   // replays of it may still be queued, and when they should end (host time, estimated).
   GraphExec heater;
@@ -202,7 +222,7 @@ struct GraphTimer::Impl {
       have_weights = false;
       copy_bytes = size_t(p.batch * p.n * p.k) * dtype_bytes(p.b_type);
       copy_stride = round_up(copy_bytes, kCopyAlignment);
-      copies = int(std::max<size_t>(2, (2 * l2_bytes + copy_bytes - 1) / copy_bytes));
+      copies = weight_copies_for(copy_bytes, l2_bytes, options.weight_l2_multiple);
       weights = DeviceBuffer(copy_stride * size_t(copies));
       measure_kernels::fill_random_fp8(weights.get(), weights.bytes(), p.b_type, options.seed, stream);
       weight_key = p;
@@ -232,23 +252,49 @@ struct GraphTimer::Impl {
     return ms;
   }
 
-  // One eager call to load modules and warm up, then one timed call.
-  double probe_us(const Problem& p, const Tactic& t) {
-    ensure_events(2);
-    ctx.run_tactic(p, t, args(0, 0, out.get()), stream);
-    FP8GEMM_CUDA_CHECK(cudaEventRecord(events[0], stream));
-    ctx.run_tactic(p, t, args(1, 0, out.get()), stream);
-    FP8GEMM_CUDA_CHECK(cudaEventRecord(events[1], stream));
+  // Calls per replay for every candidate (MeasureOptions::calls_per_replay, else the memo, else a
+  // probe: one eager call to load modules and warm up, then one timed call). The probes of all
+  // candidates are enqueued together and synchronized once: one synchronization per candidate
+  // was ~8 s of the whole-suite tune. A candidate whose probe fails gets 0 and its error.
+  std::vector<int> calls_for_all(const Problem& p, const std::vector<Tactic>& candidates, const MeasureOptions& o,
+                                 std::vector<Timing>& timings) {
+    std::vector<int> calls(candidates.size(), 0);
+    std::vector<size_t> probed;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (o.calls_per_replay > 0) {
+        calls[i] = o.calls_per_replay;
+        continue;
+      }
+      auto it = calls_memo.find(candidates[i].name());
+      if (it != calls_memo.end())
+        calls[i] = it->second;
+      else
+        probed.push_back(i);
+    }
+    if (probed.empty()) return calls;
+    ensure_events(2 * probed.size());
+    std::vector<char> queued(probed.size(), 0);
+    for (size_t j = 0; j < probed.size(); ++j) {
+      const size_t i = probed[j];
+      try {
+        ctx.run_tactic(p, candidates[i], args(0, 0, out.get()), stream);
+        FP8GEMM_CUDA_CHECK(cudaEventRecord(events[2 * j], stream));
+        ctx.run_tactic(p, candidates[i], args(1, 0, out.get()), stream);
+        FP8GEMM_CUDA_CHECK(cudaEventRecord(events[2 * j + 1], stream));
+        queued[j] = 1;
+      } catch (const std::exception& e) {
+        cudaGetLastError();
+        timings[i].error = e.what();
+      }
+    }
+    // A kernel that faults leaves a sticky error: nothing after it can be trusted, so this throws.
     FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    return 1000.0 * elapsed_ms(events[0], events[1]);
-  }
-
-  int calls_for(const Problem& p, const Tactic& t, const MeasureOptions& o) {
-    if (o.calls_per_replay > 0) return o.calls_per_replay;
-    auto it = calls_memo.find(t.name());
-    if (it != calls_memo.end()) return it->second;
-    const int calls = calls_per_replay_for(probe_us(p, t), options);
-    calls_memo[t.name()] = calls;
+    for (size_t j = 0; j < probed.size(); ++j) {
+      if (!queued[j]) continue;
+      const size_t i = probed[j];
+      calls[i] = calls_per_replay_for(1000.0 * elapsed_ms(events[2 * j], events[2 * j + 1]), options);
+      calls_memo[candidates[i].name()] = calls[i];
+    }
     return calls;
   }
 
@@ -285,13 +331,14 @@ struct GraphTimer::Impl {
     return g;
   }
 
-  void ensure_events(size_t n) {
-    while (events.size() < n) {
+  static void ensure_events(std::vector<cudaEvent_t>& pool, size_t n) {
+    while (pool.size() < n) {
       cudaEvent_t e;
       FP8GEMM_CUDA_CHECK(cudaEventCreate(&e));
-      events.push_back(e);
+      pool.push_back(e);
     }
   }
+  void ensure_events(size_t n) { ensure_events(events, n); }
 
   // Queues replays of `g` (the fastest candidate of a heavy measurement, `call_us` a call) for
   // about keep_busy_ms and keeps the graph alive until they have run. Not timed.
@@ -323,35 +370,38 @@ struct GraphTimer::Impl {
     last_busy_ms = last_heavy_ms = running ? steady_ms() : std::min(steady_ms(), heater_end_ms);
   }
 
-  // Warm-up replays (round-robin, each round synchronized), then more rounds while the calls
-  // are heavy (>= settle_min_call_us, judged from the first round) until the GPU has run this
-  // load for the settle time, or while light ones (< recover_below_call_us) follow a heavy
-  // measurement by less than recover_ms (GraphTimerOptions). Nothing is timed here.
+  // Round 0 of the warm-up, run while the graphs are captured (measure): each graph's replay is
+  // launched right after its capture, so the GPU runs them while the host captures the next.
+  struct RoundZero {
+    bool ran = false;
+    double start_ms = 0;  // host time when capturing began (the load this measurement puts on)
+    double gpu_ms = 0;    // GPU time of its replays
+    long calls = 0;
+  };
+
+  // Whether the heater (keep_busy) was still running at host time `at`: then the load was on
+  // until then; either way it is over once the stream has been synchronized since.
+  void heater_done(bool running_at_start, double at) {
+    if (!heating) return;
+    heating = false;
+    last_busy_ms = last_heavy_ms = running_at_start ? at : std::min(at, heater_end_ms);
+  }
+
+  // After round 0: more warm-up rounds (round-robin, each synchronized) while the calls are
+  // heavy (>= settle_min_call_us, judged from round 0's GPU time) until the GPU has run this load
+  // for the settle time since round 0 began, or while light ones (< recover_below_call_us)
+  // follow a heavy measurement by less than recover_ms (GraphTimerOptions), and until
+  // `warmup_replays` rounds have run. Nothing is timed here.
   void settle(const std::vector<GraphExec>& graphs, std::vector<Timing>& timings, int warmup_replays,
-              bool may_settle) {
-    drain_heater();  // the first round's time must be this measurement's alone
+              bool may_settle, const RoundZero& r0) {
     const bool enabled = may_settle && options.settle_ms > 0;
-    // Light after heavy (GraphTimerOptions::recover_ms): replay until the window has passed.
-    const bool recovering = may_settle && options.recover_ms > 0 && steady_ms() - last_heavy_ms < options.recover_ms;
-    if (!enabled && !recovering && warmup_replays == 0) {
-      // Even then, a tactic's first replay in this process gets a warm-up: it may load its
-      // kernels' modules on first launch.
-      bool any = false;
-      for (size_t i = 0; i < graphs.size(); ++i)
-        if (timings[i].ok && !replayed.count(timings[i].tactic.name())) any |= launch(graphs[i], timings[i]);
-      if (any) FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
-      return;
-    }
-    const double target = settle_target_ms(options, steady_ms() - last_busy_ms);
-    const double start = steady_ms();
-    double first_round_ms = 0;
-    long first_round_calls = 0;
-    for (int round = 0;; ++round) {
-      // (Round 0 always runs: with no warm-up replay asked for, only settling or recovering gets here.)
-      if (round >= warmup_replays && round > 0) {
-        const double call_us = first_round_calls > 0 ? 1000 * first_round_ms / first_round_calls : 0;
-        const bool heavy = first_round_calls > 0 && call_us >= options.settle_min_call_us;
-        const bool settling = enabled && heavy && steady_ms() - start < target;
+    const bool recovering = may_settle && options.recover_ms > 0 && r0.start_ms - last_heavy_ms < options.recover_ms;
+    const double target = settle_target_ms(options, r0.start_ms - last_busy_ms);
+    const double call_us = r0.calls > 0 ? 1000 * r0.gpu_ms / double(r0.calls) : 0;
+    const bool heavy = r0.calls > 0 && call_us >= options.settle_min_call_us;
+    for (int round = 1;; ++round) {
+      if (round >= warmup_replays) {
+        const bool settling = enabled && heavy && steady_ms() - r0.start_ms < target;
         const bool recovered = !recovering || call_us >= options.recover_below_call_us ||
                                steady_ms() - last_heavy_ms >= options.recover_ms;
         if (!settling && recovered) break;
@@ -360,12 +410,27 @@ struct GraphTimer::Impl {
       for (size_t i = 0; i < graphs.size(); ++i)
         if (timings[i].ok && launch(graphs[i], timings[i])) calls += graphs[i].calls;
       FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
-      if (round == 0) {
-        first_round_ms = steady_ms() - start;
-        first_round_calls = calls;
-      }
       if (calls == 0) break;
     }
+  }
+
+  // One timed replay of `g` into `slot`'s two events (an L2 flush before the start event when
+  // the graph's weights do not cover 2x L2). False (error recorded in `t`) if the launch fails.
+  bool timed_replay(const GraphExec& g, Timing& t, size_t slot) {
+    if (g.flush_before_replay) {
+      ensure_size(flush, 2 * l2_bytes);
+      measure_kernels::read_through(flush.get(), flush.bytes(), stream);
+    }
+    FP8GEMM_CUDA_CHECK(cudaEventRecord(events[2 * slot], stream));
+    const cudaError_t err = cudaGraphLaunch(g.exec, stream);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      t.ok = false;
+      t.error = detail::cat("launching the graph of ", t.tactic.name(), " failed: ", cudaGetErrorString(err));
+      return false;
+    }
+    FP8GEMM_CUDA_CHECK(cudaEventRecord(events[2 * slot + 1], stream));
+    return true;
   }
 
   // Launches one replay; false (error cleared, recorded in `t`) if the launch fails.
@@ -385,11 +450,13 @@ struct GraphTimer::Impl {
 
 GraphTimer::GraphTimer(Context& ctx, GraphTimerOptions options)
     : impl_(std::make_unique<Impl>(
-          ctx, with_clock_env(with_settle_env(options, std::getenv("FP8GEMM_SETTLE_MS"),
-                                              std::getenv("FP8GEMM_SETTLE_MIN_CALL_US"),
-                                              std::getenv("FP8GEMM_SETTLE_BUSY_MS"), std::getenv("FP8GEMM_RECOVER_MS"),
-                                              std::getenv("FP8GEMM_KEEP_BUSY_MS")),
-                              std::getenv("FP8GEMM_RECORD_CLOCK")))) {
+          ctx, with_overlap_env(with_weights_env(
+                   with_clock_env(with_settle_env(options, std::getenv("FP8GEMM_SETTLE_MS"),
+                                                  std::getenv("FP8GEMM_SETTLE_MIN_CALL_US"),
+                                                  std::getenv("FP8GEMM_SETTLE_BUSY_MS"),
+                                                  std::getenv("FP8GEMM_RECOVER_MS"), std::getenv("FP8GEMM_KEEP_BUSY_MS")),
+                                  std::getenv("FP8GEMM_RECORD_CLOCK")),
+                   std::getenv("FP8GEMM_WEIGHT_L2_MULTIPLE")), std::getenv("FP8GEMM_OVERLAP_CAPTURE")))) {
   DeviceGuard guard(ctx.device().device);
   FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
   impl_->l2_bytes = std::max<size_t>(ctx.device().l2_bytes, 1 << 20);
@@ -403,6 +470,7 @@ GraphTimer::GraphTimer(Context& ctx, GraphTimerOptions options)
 GraphTimer::~GraphTimer() {
   cudaStreamSynchronize(impl_->stream);
   for (cudaEvent_t e : impl_->events) cudaEventDestroy(e);
+  for (cudaEvent_t e : impl_->warm_events) cudaEventDestroy(e);
   if (impl_->heater_end) cudaEventDestroy(impl_->heater_end);
   cudaStreamDestroy(impl_->stream);
 }
@@ -419,6 +487,10 @@ int GraphTimer::calls_per_replay(const Problem& p, const Tactic& t) const {
   return it == impl_->calls_memo.end() ? 0 : it->second;
 }
 
+// How long the GPU is held (measure_kernels::hold) before a timed replay that may be enqueued
+// onto an idle stream: several times what the host takes to record an event and launch a graph.
+constexpr double kHoldUs = 40;
+
 std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tactic>& candidates,
                                         const MeasureOptions& options) {
   Impl& s = *impl_;
@@ -434,63 +506,99 @@ std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tact
   s.prepare(p);
   since = s.lap("prepare", since);
 
-  // Capture every candidate first; a candidate that fails here is out, the others go on. Each
-  // graph starts at a different weight copy, so round-robin neighbours do not share warm lines.
-  std::vector<GraphExec> graphs(candidates.size());
-  for (size_t i = 0; i < candidates.size(); ++i) {
+  // The host's capture overlaps GPU work. A round with no warm-up and no settling (the tuner's
+  // short rounds of light calls) times each graph's first replay right after its capture, while
+  // the host captures the next; any other round runs its first warm-up round that way (round 0).
+  // Round-robin holds either way: replay r of every candidate before replay r + 1 of any. Why:
+  // the GPU sat idle while the host captured, ~10 s of a ~120 s whole-suite tune.
+  const bool first_replay_in_capture = !options.settle && options.warmup_replays == 0;
+  if (first_replay_in_capture) s.drain_heater();  // such a round is light: nothing heavy before it
+  const bool heater_running = s.heating && cudaEventQuery(s.heater_end) == cudaErrorNotReady;
+  Impl::RoundZero r0;
+  r0.start_ms = steady_ms();
+
+  const std::vector<int> calls = s.calls_for_all(p, candidates, options, timings);
+  since = s.lap("probe", since);
+
+  const size_t n = candidates.size();
+  s.ensure_events(2 * n * size_t(options.replays));
+  Impl::ensure_events(s.warm_events, 2 * n);
+  std::vector<char> recorded(n * size_t(options.replays), 0), warmed(n, 0);
+
+  // GraphTimerOptions::record_clock: every SM's cycle counter and the global timer, sampled
+  // right before the first timed replay and right after the last (outside every replay's events).
+  const size_t clock_words = 2 * size_t(measure_kernels::kClockSlots);
+  uint64_t* clock_start = nullptr;
+  auto sample_clock_start = [&] {
+    if (!s.options.record_clock) return;
+    ensure_size(s.clock_slots, 2 * clock_words * sizeof(uint64_t));
+    clock_start = s.clock_slots.as<uint64_t>();
+    FP8GEMM_CUDA_CHECK(cudaMemsetAsync(clock_start, 0, 2 * clock_words * sizeof(uint64_t), s.stream));
+    measure_kernels::sample_sm_clocks(clock_start, s.ctx.device().sm_count, s.stream);
+  };
+  if (first_replay_in_capture) sample_clock_start();
+
+  // Capture every candidate; one that fails here is out, the others go on. Each graph starts at
+  // a different weight copy, so round-robin neighbours do not share warm lines.
+  std::vector<GraphExec> graphs(n);
+  cudaEvent_t last_start = nullptr;  // of the last timed replay queued by start()
+  // What runs of graph i as soon as it exists: its first timed replay, or its round-0 warm-up.
+  auto start = [&](size_t i) {
+    if (first_replay_in_capture) {
+      // A tactic's first replay in this process gets a warm-up: it may load its kernels' modules.
+      if (!s.replayed.count(candidates[i].name()) && !s.launch(graphs[i], timings[i])) return;
+      // No hold while the previous timed replay has not even started: a whole replay is queued.
+      if (!(last_start && cudaEventQuery(last_start) == cudaErrorNotReady)) measure_kernels::hold(kHoldUs, s.stream);
+      recorded[i] = s.timed_replay(graphs[i], timings[i], i);
+      if (recorded[i]) last_start = s.events[2 * i];
+    } else {
+      FP8GEMM_CUDA_CHECK(cudaEventRecord(s.warm_events[2 * i], s.stream));
+      if (!s.launch(graphs[i], timings[i])) return;
+      FP8GEMM_CUDA_CHECK(cudaEventRecord(s.warm_events[2 * i + 1], s.stream));
+      warmed[i] = 1;
+    }
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (calls[i] == 0) continue;  // its probe failed (timings[i].error says why)
     try {
-      const int calls = s.calls_for(p, candidates[i], options);
-      since = s.lap("probe", since);
-      graphs[i] = s.capture(p, candidates[i], calls, int((i * size_t(calls)) % size_t(s.copies)));
+      graphs[i] = s.capture(p, candidates[i], calls[i], int((i * size_t(calls[i])) % size_t(s.copies)));
       timings[i].ok = true;
     } catch (const std::exception& e) {
       timings[i].ok = false;
       timings[i].error = e.what();
     }
     since = s.lap("capture", since);
+    if (timings[i].ok && s.options.overlap_capture) start(i);
   }
+  if (!s.options.overlap_capture)  // GraphTimerOptions::overlap_capture off: the same, after capturing
+    for (size_t i = 0; i < n; ++i)
+      if (timings[i].ok) start(i);
 
-  s.settle(graphs, timings, options.warmup_replays, options.settle);
+  if (!first_replay_in_capture) {
+    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(s.stream));
+    for (size_t i = 0; i < n; ++i)
+      if (warmed[i] && timings[i].ok) {
+        r0.gpu_ms += s.elapsed_ms(s.warm_events[2 * i], s.warm_events[2 * i + 1]);
+        r0.calls += graphs[i].calls;
+      }
+    s.heater_done(heater_running, r0.start_ms);
+    s.settle(graphs, timings, options.warmup_replays, options.settle, r0);
+    since = s.lap("settle", since);
+    sample_clock_start();
+  }
   for (const Timing& t : timings)
     if (t.ok) s.replayed.insert(t.tactic.name());
-  since = s.lap("settle", since);
 
-  // GraphTimerOptions::record_clock: every SM's cycle counter and the global timer, sampled
-  // right before the first timed replay and right after the last (outside every replay's events).
-  const size_t clock_words = 2 * size_t(measure_kernels::kClockSlots);
-  uint64_t* clock_start = nullptr;
-  if (s.options.record_clock) {
-    ensure_size(s.clock_slots, 2 * clock_words * sizeof(uint64_t));
-    clock_start = s.clock_slots.as<uint64_t>();
-    FP8GEMM_CUDA_CHECK(cudaMemsetAsync(clock_start, 0, 2 * clock_words * sizeof(uint64_t), s.stream));
-    measure_kernels::sample_sm_clocks(clock_start, s.ctx.device().sm_count, s.stream);
-  }
-
-  // Round-robin: replay r of every candidate before replay r + 1 of any. Nothing synchronizes
-  // until all are enqueued, so the GPU runs them back to back.
-  const size_t n = candidates.size();
-  s.ensure_events(2 * n * size_t(options.replays));
-  std::vector<char> recorded(n * size_t(options.replays), 0);
-  for (int r = 0; r < options.replays; ++r)
+  // The timed round-robin (the rest of it, where the first replays ran while capturing). Nothing
+  // synchronizes until all are enqueued, so the GPU runs them back to back.
+  bool held = false;
+  for (int r = first_replay_in_capture ? 1 : 0; r < options.replays; ++r)
     for (size_t i = 0; i < n; ++i) {
       if (!timings[i].ok) continue;
+      if (!held) measure_kernels::hold(kHoldUs, s.stream);
+      held = true;
       const size_t slot = size_t(r) * n + i;
-      // The flush (when needed) runs before the start event, so it is not timed.
-      if (graphs[i].flush_before_replay) {
-        ensure_size(s.flush, 2 * s.l2_bytes);
-        measure_kernels::read_through(s.flush.get(), s.flush.bytes(), s.stream);
-      }
-      FP8GEMM_CUDA_CHECK(cudaEventRecord(s.events[2 * slot], s.stream));
-      const cudaError_t err = cudaGraphLaunch(graphs[i].exec, s.stream);
-      if (err != cudaSuccess) {
-        cudaGetLastError();
-        timings[i].ok = false;
-        timings[i].error = detail::cat("launching the graph of ", candidates[i].name(),
-                                       " failed: ", cudaGetErrorString(err));
-        continue;
-      }
-      FP8GEMM_CUDA_CHECK(cudaEventRecord(s.events[2 * slot + 1], s.stream));
-      recorded[slot] = 1;
+      recorded[slot] = s.timed_replay(graphs[i], timings[i], slot);
     }
   if (clock_start) measure_kernels::sample_sm_clocks(clock_start + clock_words, s.ctx.device().sm_count, s.stream);
   // A kernel that faults leaves a sticky error: nothing after it can be trusted, so this throws.

@@ -65,7 +65,28 @@ struct GraphTimerOptions {
   // (docs/tuning.md "Session 23: the tune and the judge in different power states"). Off by
   // default (FP8GEMM_RECORD_CLOCK=1 turns it on).
   bool record_clock = false;
+  // Weights rotate through copies totalling >= this x L2 (DESIGN "Measuring": >= 2). More copies
+  // put more traffic between two reads of one copy, for experiments on whether a part of the
+  // last copy surviving in L2 moves a measurement (FP8GEMM_WEIGHT_L2_MULTIPLE).
+  double weight_l2_multiple = 2;
+  // The GPU works while the host captures: each graph's round-0 warm-up (or, in a round with no
+  // warm-up and no settling, its first timed replay) is launched as soon as it is captured,
+  // instead of after every graph is captured. false: the latter, for A/B measurements
+  // (FP8GEMM_OVERLAP_CAPTURE=0).
+  bool overlap_capture = true;
 };
+
+// `o` with FP8GEMM_OVERLAP_CAPTURE applied (unset or empty leaves it, 0 off, any other number >= 0
+// on); anything else throws Error(kInvalidArgument) naming the variable.
+GraphTimerOptions with_overlap_env(GraphTimerOptions o, const char* value);
+
+// How many weight copies of `copy_bytes` rotate: at least 2, totalling >= `l2_multiple` x `l2_bytes`.
+int weight_copies_for(size_t copy_bytes, size_t l2_bytes, double l2_multiple);
+
+// `o` with FP8GEMM_WEIGHT_L2_MULTIPLE applied (`value`: unset or empty leaves it); anything but a
+// finite number >= 2 throws Error(kInvalidArgument) naming the variable. The GraphTimer
+// constructor applies it.
+GraphTimerOptions with_weights_env(GraphTimerOptions o, const char* value);
 
 // `o` with FP8GEMM_RECORD_CLOCK applied (`value`: unset or empty leaves it, 0 turns it off, any
 // other number >= 0 on); anything else throws Error(kInvalidArgument) naming the variable. The

@@ -58,6 +58,15 @@ __global__ void sm_clock_kernel(unsigned long long* slots) {
   }
 }
 
+__global__ void hold_kernel(unsigned long long ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    __nanosleep(1000);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
 template <typename T>
 __device__ float to_float(T v);
 template <>
@@ -105,6 +114,12 @@ void read_through(const void* data, size_t bytes, cudaStream_t stream) {
   if (count == 0) return;
   const int threads = 512;
   read_kernel<<<grid_for(count, threads), threads, 0, stream>>>(static_cast<const uint4*>(data), count, nullptr);
+  FP8GEMM_CUDA_CHECK(cudaGetLastError());
+}
+
+void hold(double us, cudaStream_t stream) {
+  if (!(us > 0)) return;
+  hold_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(us * 1000));
   FP8GEMM_CUDA_CHECK(cudaGetLastError());
 }
 

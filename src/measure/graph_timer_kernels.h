@@ -26,6 +26,12 @@ struct Difference {
   bool nan = false;         // out (or ref) holds a NaN
 };
 
+// Keeps the GPU busy for about `us` microseconds (one thread reading the global timer), so that
+// what the host enqueues behind it within that time runs back to back with it: an event recorded
+// on an idle stream fires at once, and the host's next launch would land inside the timed span.
+// Enqueues only.
+void hold(double us, cudaStream_t stream);
+
 // Slots for sample_sm_clocks: two 64-bit words per SM id (%smid may exceed the SM count).
 constexpr int kClockSlots = 1024;
 

@@ -285,6 +285,41 @@ TEST(GraphTimerSizing, SettleEnvironmentOverrides) {
   EXPECT_THROW(with_settle_env(d, nullptr, nullptr, nullptr, nullptr, "busy"), Error);
 }
 
+// Weight copies: >= 2, totalling >= 2x L2 by default; FP8GEMM_WEIGHT_L2_MULTIPLE raises it, never
+// below DESIGN's 2x.
+TEST(GraphTimerSizing, WeightCopiesCoverTheL2MultipleAndAtLeastTwo) {
+  const size_t l2 = 60u << 20;
+  EXPECT_EQ(weight_copies_for(16u << 20, l2, 2), 8);   // 128 MB >= 120 MB
+  EXPECT_EQ(weight_copies_for(88u << 20, l2, 2), 2);
+  EXPECT_EQ(weight_copies_for(88u << 20, l2, 4), 3);   // 264 MB >= 240 MB
+  EXPECT_EQ(weight_copies_for(500u << 20, l2, 2), 2);  // never one copy
+  const GraphTimerOptions d;
+  EXPECT_EQ(d.weight_l2_multiple, 2);
+  EXPECT_EQ(with_weights_env(d, nullptr).weight_l2_multiple, 2);
+  EXPECT_EQ(with_weights_env(d, "").weight_l2_multiple, 2);
+  EXPECT_EQ(with_weights_env(d, "4").weight_l2_multiple, 4);
+  for (const char* bad : {"1", "1.5", "-4", "four", "inf"}) {
+    try {
+      with_weights_env(d, bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("FP8GEMM_WEIGHT_L2_MULTIPLE"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// FP8GEMM_OVERLAP_CAPTURE: on by default, 0 off (the A/B), anything but a number >= 0 an error.
+TEST(GraphTimerSizing, CaptureOverlapsGpuWorkUnlessTurnedOff) {
+  const GraphTimerOptions d;
+  EXPECT_TRUE(d.overlap_capture);
+  EXPECT_TRUE(tuning_timer_options().overlap_capture);
+  EXPECT_TRUE(with_overlap_env(d, nullptr).overlap_capture);
+  EXPECT_TRUE(with_overlap_env(d, "").overlap_capture);
+  EXPECT_FALSE(with_overlap_env(d, "0").overlap_capture);
+  EXPECT_TRUE(with_overlap_env(d, "1").overlap_capture);
+  EXPECT_THROW(with_overlap_env(d, "off"), Error);
+}
+
 // FP8GEMM_RECORD_CLOCK: off by default, 1 on, 0 off, anything but a number >= 0 an error.
 TEST(GraphTimerSizing, ClockRecordingIsOptIn) {
   const GraphTimerOptions d;
