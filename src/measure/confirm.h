@@ -62,6 +62,10 @@ AutoConfirm median_round(const std::vector<AutoConfirm>& rounds);
 // the first pass), and a round's clock depends on the rounds before it. For measuring the judge
 // itself (`fp8gemm bench --confirm-order m`). Session 24 (H200, one cache judged both ways): 178
 // and 180 of 184 points between edges within 1.03; the 4 that changed sides ran the same tactic.
+// Session 27 (clocks recorded, docs/tuning.md "the judge's order sets the M=12 weight streams'
+// clock"): lightest first, M=12 weight streams ran at 1407-1757 MHz and small_m lost up to 9% to
+// CUTLASS there; by M at ~1800 MHz and held, while the M >= 200 rounds fell to 1257-1356 MHz and
+// missed instead; 178 of 184 either way.
 enum class ConfirmOrder { kLightestFirst, kByM };
 std::vector<size_t> confirm_order(const std::vector<BenchPoint>& points,
                                   ConfirmOrder order = ConfirmOrder::kLightestFirst);
