@@ -366,26 +366,25 @@ struct GraphTimer::Impl {
     if (!heating) return;
     const bool running = cudaEventQuery(heater_end) == cudaErrorNotReady;
     FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    heater_done(running, steady_ms());
+  }
+
+  // The heater's replays are over (the stream has been synchronized since they were queued): the
+  // GPU was busy until `at` if they were still running then, else until about when they were
+  // due to end.
+  void heater_done(bool running_at, double at) {
+    if (!heating) return;
     heating = false;
-    last_busy_ms = last_heavy_ms = running ? steady_ms() : std::min(steady_ms(), heater_end_ms);
+    last_busy_ms = last_heavy_ms = running_at ? at : std::min(at, heater_end_ms);
   }
 
   // Round 0 of the warm-up, run while the graphs are captured (measure): each graph's replay is
   // launched right after its capture, so the GPU runs them while the host captures the next.
   struct RoundZero {
-    bool ran = false;
     double start_ms = 0;  // host time when capturing began (the load this measurement puts on)
     double gpu_ms = 0;    // GPU time of its replays
     long calls = 0;
   };
-
-  // Whether the heater (keep_busy) was still running at host time `at`: then the load was on
-  // until then; either way it is over once the stream has been synchronized since.
-  void heater_done(bool running_at_start, double at) {
-    if (!heating) return;
-    heating = false;
-    last_busy_ms = last_heavy_ms = running_at_start ? at : std::min(at, heater_end_ms);
-  }
 
   // After round 0: more warm-up rounds (round-robin, each synchronized) while the calls are
   // heavy (>= settle_min_call_us, judged from round 0's GPU time) until the GPU has run this load
@@ -414,14 +413,15 @@ struct GraphTimer::Impl {
     }
   }
 
-  // One timed replay of `g` into `slot`'s two events (an L2 flush before the start event when
-  // the graph's weights do not cover 2x L2). False (error recorded in `t`) if the launch fails.
-  bool timed_replay(const GraphExec& g, Timing& t, size_t slot) {
+  // Launches one replay, between events `start` and `end` when given (the L2 flush, when the
+  // graph's weights do not cover 2x L2, runs before `start`: it is not timed); false (error
+  // cleared, recorded in `t`) if the launch fails.
+  bool launch(const GraphExec& g, Timing& t, cudaEvent_t start = nullptr, cudaEvent_t end = nullptr) {
     if (g.flush_before_replay) {
       ensure_size(flush, 2 * l2_bytes);
       measure_kernels::read_through(flush.get(), flush.bytes(), stream);
     }
-    FP8GEMM_CUDA_CHECK(cudaEventRecord(events[2 * slot], stream));
+    if (start) FP8GEMM_CUDA_CHECK(cudaEventRecord(start, stream));
     const cudaError_t err = cudaGraphLaunch(g.exec, stream);
     if (err != cudaSuccess) {
       cudaGetLastError();
@@ -429,22 +429,13 @@ struct GraphTimer::Impl {
       t.error = detail::cat("launching the graph of ", t.tactic.name(), " failed: ", cudaGetErrorString(err));
       return false;
     }
-    FP8GEMM_CUDA_CHECK(cudaEventRecord(events[2 * slot + 1], stream));
+    if (end) FP8GEMM_CUDA_CHECK(cudaEventRecord(end, stream));
     return true;
   }
-
-  // Launches one replay; false (error cleared, recorded in `t`) if the launch fails.
-  bool launch(const GraphExec& g, Timing& t) {
-    if (g.flush_before_replay) {
-      ensure_size(flush, 2 * l2_bytes);
-      measure_kernels::read_through(flush.get(), flush.bytes(), stream);
-    }
-    const cudaError_t err = cudaGraphLaunch(g.exec, stream);
-    if (err == cudaSuccess) return true;
-    cudaGetLastError();
-    t.ok = false;
-    t.error = detail::cat("launching the graph of ", t.tactic.name(), " failed: ", cudaGetErrorString(err));
-    return false;
+  // A timed replay into `slot` (r * n + i for replay r of candidate i of n): events[2 * slot] and
+  // events[2 * slot + 1] hold its span.
+  bool timed_replay(const GraphExec& g, Timing& t, size_t slot) {
+    return launch(g, t, events[2 * slot], events[2 * slot + 1]);
   }
 };
 
@@ -552,10 +543,7 @@ std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tact
       recorded[i] = s.timed_replay(graphs[i], timings[i], i);
       if (recorded[i]) last_start = s.events[2 * i];
     } else {
-      FP8GEMM_CUDA_CHECK(cudaEventRecord(s.warm_events[2 * i], s.stream));
-      if (!s.launch(graphs[i], timings[i])) return;
-      FP8GEMM_CUDA_CHECK(cudaEventRecord(s.warm_events[2 * i + 1], s.stream));
-      warmed[i] = 1;
+      warmed[i] = s.launch(graphs[i], timings[i], s.warm_events[2 * i], s.warm_events[2 * i + 1]);
     }
   };
   for (size_t i = 0; i < n; ++i) {
