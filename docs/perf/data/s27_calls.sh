@@ -97,3 +97,16 @@ echo "suite by M rc=$? $((SECONDS-s))s"
 gzip -9 $OUT/*.json $OUT/*.log
 for f in between_m between_time suite_m; do echo "== $f"; python3 scripts/auto_regret.py --by-m --worst 4 $OUT/$f.csv 2>&1 | grep -v "^ *$" | tail -16; done
 
+# ---- .gpu-s27/call4.sh
+#!/usr/bin/env bash
+# Session 27 call 4: every GPU test and `check` on the final GraphTimer (after the review).
+set -u
+cd "$(dirname "$0")/.."
+B=.gpu/bin; unset FP8GEMM_CACHE FP8GEMM_TUNE
+for f in $B/fp8gemm $B/fp8gemm_gpu_tests; do [ -f $f ] || xz -dk $f.xz; chmod +x $f; done
+s=$SECONDS
+timeout 270 $B/fp8gemm_gpu_tests --gtest_brief=1 > $OUT/gpu_tests.log 2>&1
+echo "gpu tests rc=$? $((SECONDS-s))s: $(tail -n 1 $OUT/gpu_tests.log)"
+s=$SECONDS
+timeout 60 $B/fp8gemm check --quiet > $OUT/check.log 2>&1
+echo "check rc=$? $((SECONDS-s))s: $(tail -n 1 $OUT/check.log)"
