@@ -36,6 +36,13 @@ double env_number(const char* name, const char* value, double fallback) {
   return v;
 }
 
+// An on/off switch from environment variable `name`: any number > 0 on, 0 off, `fallback` when
+// unset or empty; anything else is an error naming the variable (env_number).
+bool env_switch(const char* name, const char* value, bool fallback) {
+  if (!value || !*value) return fallback;
+  return env_number(name, value, 0) > 0;
+}
+
 }  // namespace
 
 GraphTimerOptions with_settle_env(GraphTimerOptions o, const char* settle_ms, const char* min_call_us,
@@ -53,7 +60,7 @@ GraphTimerOptions with_settle_env(GraphTimerOptions o, const char* settle_ms, co
 }
 
 GraphTimerOptions with_clock_env(GraphTimerOptions o, const char* value) {
-  if (value && *value) o.record_clock = env_number("FP8GEMM_RECORD_CLOCK", value, 0) > 0;
+  o.record_clock = env_switch("FP8GEMM_RECORD_CLOCK", value, o.record_clock);
   return o;
 }
 
@@ -63,7 +70,7 @@ int weight_copies_for(size_t copy_bytes, size_t l2_bytes, double l2_multiple) {
 }
 
 GraphTimerOptions with_overlap_env(GraphTimerOptions o, const char* value) {
-  if (value && *value) o.overlap_capture = env_number("FP8GEMM_OVERLAP_CAPTURE", value, 1) > 0;
+  o.overlap_capture = env_switch("FP8GEMM_OVERLAP_CAPTURE", value, o.overlap_capture);
   return o;
 }
 
@@ -254,8 +261,9 @@ struct GraphTimer::Impl {
 
   // Calls per replay for every candidate (MeasureOptions::calls_per_replay, else the memo, else a
   // probe: one eager call to load modules and warm up, then one timed call). The probes of all
-  // candidates are enqueued together and synchronized once: one synchronization per candidate
-  // was ~8 s of the whole-suite tune. A candidate whose probe fails gets 0 and its error.
+  // candidates are enqueued together and synchronized once instead of once each (H200 session
+  // 27: still ~7 s of a whole-suite tune, the host's cost of the eager calls). A candidate whose
+  // probe fails gets 0 and its error.
   std::vector<int> calls_for_all(const Problem& p, const std::vector<Tactic>& candidates, const MeasureOptions& o,
                                  std::vector<Timing>& timings) {
     std::vector<int> calls(candidates.size(), 0);
@@ -439,15 +447,22 @@ struct GraphTimer::Impl {
   }
 };
 
+namespace {
+
+// `o` with every FP8GEMM_* override of the timer this process's environment sets.
+GraphTimerOptions with_environment(GraphTimerOptions o) {
+  o = with_settle_env(o, std::getenv("FP8GEMM_SETTLE_MS"), std::getenv("FP8GEMM_SETTLE_MIN_CALL_US"),
+                      std::getenv("FP8GEMM_SETTLE_BUSY_MS"), std::getenv("FP8GEMM_RECOVER_MS"),
+                      std::getenv("FP8GEMM_KEEP_BUSY_MS"));
+  o = with_clock_env(o, std::getenv("FP8GEMM_RECORD_CLOCK"));
+  o = with_weights_env(o, std::getenv("FP8GEMM_WEIGHT_L2_MULTIPLE"));
+  return with_overlap_env(o, std::getenv("FP8GEMM_OVERLAP_CAPTURE"));
+}
+
+}  // namespace
+
 GraphTimer::GraphTimer(Context& ctx, GraphTimerOptions options)
-    : impl_(std::make_unique<Impl>(
-          ctx, with_overlap_env(with_weights_env(
-                   with_clock_env(with_settle_env(options, std::getenv("FP8GEMM_SETTLE_MS"),
-                                                  std::getenv("FP8GEMM_SETTLE_MIN_CALL_US"),
-                                                  std::getenv("FP8GEMM_SETTLE_BUSY_MS"),
-                                                  std::getenv("FP8GEMM_RECOVER_MS"), std::getenv("FP8GEMM_KEEP_BUSY_MS")),
-                                  std::getenv("FP8GEMM_RECORD_CLOCK")),
-                   std::getenv("FP8GEMM_WEIGHT_L2_MULTIPLE")), std::getenv("FP8GEMM_OVERLAP_CAPTURE")))) {
+    : impl_(std::make_unique<Impl>(ctx, with_environment(options))) {
   DeviceGuard guard(ctx.device().device);
   FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
   impl_->l2_bytes = std::max<size_t>(ctx.device().l2_bytes, 1 << 20);
@@ -501,7 +516,8 @@ std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tact
   // short rounds of light calls) times each graph's first replay right after its capture, while
   // the host captures the next; any other round runs its first warm-up round that way (round 0).
   // Round-robin holds either way: replay r of every candidate before replay r + 1 of any. Why:
-  // the GPU sat idle while the host captured, ~10 s of a ~120 s whole-suite tune.
+  // the GPU sat idle while the host captured (8-11 s of host time in a whole-suite tune; H200
+  // session 27: the tune 107.8 s with the overlap, 111.4 s without).
   const bool first_replay_in_capture = !options.settle && options.warmup_replays == 0;
   if (first_replay_in_capture) s.drain_heater();  // such a round is light: nothing heavy before it
   const bool heater_running = s.heating && cudaEventQuery(s.heater_end) == cudaErrorNotReady;
