@@ -571,10 +571,11 @@ TEST(SmallMConfig, CpWeightCandidatesFollowTheirRules) {
       }
       EXPECT_LE(split_twins, 8 + 8) << p;  // the split-K twins, and per-SM ones that match a TMA candidate
       // Every split-1 one-shot TMA candidate with PDL has its cp.async twin (early=E is TMA-only;
-      // fitted rows have a cp.async candidate with a ring of its own: FittedRows... below).
+      // fitted rows have a cp.async candidate with a ring of its own: FittedRows... below; K pairs
+      // two a stage are TMA only: KPairsTwoAStageCandidates).
       for (const Config& c : cands)
         if (c.wgmma && !c.cp_weights && !c.reg_weights && !c.late_trigger && c.persist == 0 && c.l2pf == 0 && c.pdl &&
-            c.splitk == 1 && c.early == 0 && !fitted_rows(c.rows))
+            c.splitk == 1 && c.early == 0 && c.kblocks == 1 && !fitted_rows(c.rows))
           EXPECT_TRUE(offered(with_cp_weights(c))) << p << " " << c.to_string();
       // One wave of 3 blocks per SM with 64-row tiles, where that is a split of its own.
       const int64_t t64 = (p.n + 63) / 64;
@@ -664,6 +665,33 @@ TEST(SmallMConfig, KPairNamesRulesAndCandidates) {
   for (const Config& x : candidate_configs(problem(8, 1280, 8192), 132, 90)) split3 |= x.rows == 32 && x.splitk == 3;
   EXPECT_TRUE(split3);
   for (const Config& x : candidate_configs(problem(8, 4096, 4096), 148, 100)) EXPECT_NE(x.rows == 32 && x.wgmma, true);
+}
+
+// rows=32 with two pairs a stage (kblocks=2): candidates only where K >= 8192 and M <= 16, TMA
+// weights, the deepest ring one block fits (m=1: 10 stages of 20 KB; m=16: 9 of 24 KB) and two
+// stages less (at <= 40 MB also their twins, as every candidate's).
+TEST(SmallMConfig, KPairsTwoAStageCandidates) {
+  const auto two_pairs = [](const Problem& p) {
+    std::vector<std::string> out;
+    for (const Config& x : candidate_configs(p, 132, 90))
+      if (x.wgmma && x.rows == 32 && x.kblocks == 2) {
+        EXPECT_TRUE(can_implement(p, x, 90)) << x.to_string();
+        out.push_back(x.to_string());
+      }
+    return out;
+  };
+  EXPECT_EQ(two_pairs(problem(1, 4096, 21504)),
+            (std::vector<std::string>{"wgmma,rows=32,splitk=1,stages=10,l2pf=0,pdl=1,kblocks=2",
+                                      "wgmma,rows=32,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=2"}));
+  EXPECT_EQ(two_pairs(problem(16, 4096, 21504)),
+            (std::vector<std::string>{"wgmma,rows=32,splitk=1,stages=9,l2pf=0,pdl=1,kblocks=2",
+                                      "wgmma,rows=32,splitk=1,stages=7,l2pf=0,pdl=1,kblocks=2"}));
+  // <= 40 MB: with the pdl=2 and early=4 twins every candidate gets there (LateTriggerTwins...).
+  EXPECT_EQ(two_pairs(problem(16, 4096, 8192)).size(), 8u);
+  EXPECT_TRUE(two_pairs(problem(1, 4096, 5376)).empty());   // K < 8192: they lost there
+  EXPECT_TRUE(two_pairs(problem(17, 4096, 8192)).empty());  // K pairs: M <= 16
+  // 1280 rows (40 tiles): the K pairs' split, 3.
+  for (const std::string& n : two_pairs(problem(8, 1280, 8192))) EXPECT_NE(n.find("splitk=3,"), std::string::npos) << n;
 }
 
 // Fitted rows (33..127 but 64): names, rules with their reasons, the stage layout (a weight tile
@@ -802,13 +830,26 @@ TEST(SmallMConfig, KBlocksNamesRulesAndSharedMemory) {
   const Malformed bad[] = {
       {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=3", "2 or 4"},
       {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=1", "not canonical"},
-      {"wgmma,rows=32,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=2", "not K pairs"},
+      {"wgmma,rows=32,splitk=1,stages=4,l2pf=0,pdl=1,kblocks=4", "K pairs) takes kblocks=2"},
       {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=2,wload=reg", "wload=reg"},
       {"wgmma,rows=64,splitk=1,stages=8,l2pf=4,pdl=1,kblocks=2", "l2pf=0"},
       {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=2,persist=1", "persist"},
       {"wgmma,rows=64,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=2,early=4", "[,early=E][,kblocks=B]"},
   };
   expect_rejected(bad);
+  // K pairs with two pairs a stage (both weight paths): at m=1 a pair is the 64-row tile (the 32 rows
+  // twice) and 16 activation rows, 10 KB; at m=16, 12 KB.
+  for (bool cp : {false, true}) {
+    Config kp = with_kblocks(wgmma_config(32, 1, 5, true), 2);
+    if (cp) kp = with_cp_weights(kp);
+    EXPECT_EQ(parse_config(kp.to_string()), kp);
+    EXPECT_EQ(shared_bytes(problem(1, 4096, 4096), kp), size_t(5 * 2 * 80 * 128 + 1024));
+    EXPECT_EQ(shared_bytes(problem(16, 4096, 4096), kp), size_t(5 * 2 * 96 * 128 + 1024));
+    EXPECT_TRUE(can_implement(problem(16, 4096, 4096), kp, 90)) << kp.to_string();
+    EXPECT_FALSE(can_implement(problem(17, 4096, 4096), kp, 90)) << kp.to_string();  // K pairs: m <= 16
+  }
+  EXPECT_EQ(with_kblocks(wgmma_config(32, 2, 5, true), 2).to_string(),
+            "wgmma,rows=32,splitk=2,stages=5,l2pf=0,pdl=1,kblocks=2");
   // 34 rows at m=1: a 40-row weight tile and 8 activation rows (6 KB) per K block, 16 rows of tail.
   const Problem nano = problem(1, 4480, 15680);
   EXPECT_EQ(shared_bytes(nano, c), size_t(8 * 4 * 48 * 128 + 16 * 128 + 1024));
@@ -834,7 +875,7 @@ TEST(SmallMConfig, KBlocksCandidatesAreFittedRowsAtOneBlockPerSm) {
   const auto kblocks_of = [](const Problem& p) {
     std::vector<std::string> out;
     for (const Config& x : candidate_configs(p, 132, 90))
-      if (x.kblocks > 1) {
+      if (x.kblocks > 1 && x.rows != 32) {  // K pairs two a stage: KPairsTwoAStageCandidates
         EXPECT_TRUE(can_implement(p, x, 90)) << x.to_string();
         EXPECT_EQ(x.splitk, 1) << x.to_string();
         EXPECT_LE(shared_bytes(p, x) + 512 + 1024, size_t(228 * 1024)) << x.to_string();

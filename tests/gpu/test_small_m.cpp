@@ -266,6 +266,36 @@ TEST(SmallM, WgmmaKPairsEveryInstantiationAndSplit) {
                           small_m::with_cp_weights);
 }
 
+// rows=32 with kblocks=2 (two K pairs, four K blocks, a stage), TMA and cp.async weights: m = 1,
+// 7, 8, 9, 16 (both N instantiations), n = 208 (zero-filled rows past n), batch 2, K of 17 blocks
+// with a 16-byte tail (9 pairs: the last stage holds one pair and a zero-filled one, and the last
+// pair is half past the tensor), 8 blocks (whole stages), 5 blocks (3 pairs) and 1 block (half a
+// pair in a stage of two); split-K 1..8 as far as every rank gets a pair (ranks' ranges end
+// mid-stage), rings 2..12, pdl 0/1/2 and early; then every dtype pair and output type.
+TEST(SmallM, WgmmaKPairsTwoAStageEveryInstantiationAndSplit) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
+  Backend& be = small_m_backend();
+  const int stages_list[] = {2, 3, 5, 8, 12};
+  const int splitk_list[] = {1, 2, 3, 5, 8};
+  uint64_t seed = 9750;
+  const auto two_pairs = [](small_m::Config c) { return small_m::with_kblocks(c, 2); };
+  const int ran = sweep_one_shot(
+      be, seed, {1, 7, 8, 9, 16}, [](int, int64_t m, int64_t k) { return make(2, m, 208, k); },
+      [&](int pick, int64_t k, bool pdl) {
+        const int pairs = int((k + 255) / 256);
+        return two_pairs(
+            small_m::wgmma_config(32, std::min(splitk_list[(pick * 3) % 5], pairs), stages_list[pick % 5], pdl));
+      },
+      {2064, 1024, 640, 128});
+  EXPECT_EQ(ran, 40);
+  passes_every_dtype_pair(be, seed, {two_pairs(small_m::wgmma_config(32, 1, 5, true)),
+                                     two_pairs(small_m::wgmma_config(32, 3, 3, false))});
+  passes_every_dtype_pair(be, seed, {two_pairs(small_m::wgmma_config(32, 2, 4, true)),
+                                     two_pairs(small_m::wgmma_config(32, 1, 8, false))},
+                          small_m::with_cp_weights);
+}
+
 // Fitted rows (33..127 but 64): one and two warpgroups whose MMA rows past the block's rows are
 // never stored (with TMA weights they read the activation tile and the next stage; cp.async
 // zero-fills them): rows 33..127

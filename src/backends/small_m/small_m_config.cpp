@@ -175,9 +175,11 @@ Verdict wgmma_config_exists(const Config& c) {
   if (c.kblocks != 1) {
     if (c.kblocks != 2 && c.kblocks != 4)
       return Verdict::no("kblocks must be 2 or 4 (K blocks per ring stage; absent = 1)");
-    if (c.rows == 32 || c.reg_weights || c.persist > 0 || c.streamk > 0 || c.l2pf != 0)
-      return Verdict::no("kblocks=B is for the one-shot kernel with TMA or cp.async weights, rows other than 32 and "
-                         "l2pf=0 (not K pairs, wload=reg, persist or streamk)");
+    if (c.reg_weights || c.persist > 0 || c.streamk > 0 || c.l2pf != 0)
+      return Verdict::no("kblocks=B is for the one-shot kernel with TMA or cp.async weights and l2pf=0 (not "
+                         "wload=reg, persist or streamk)");
+    if (c.rows == 32 && c.kblocks != 2)
+      return Verdict::no("rows=32 (K pairs) takes kblocks=2 (two pairs, four K blocks, a stage) or none");
   }
   if (c.early != 0) {
     if (c.early < 1 || c.early >= c.stages)
@@ -574,6 +576,14 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
           add(wgmma_config(32, split, st, true, 0));
           add(with_cp_weights(wgmma_config(32, split, st, true, 0)));
         }
+      // Two pairs a stage (kblocks=2, TMA weights) where K >= 8192, with the deepest ring one block
+      // fits and two stages less. H200, session 28 (docs/perf/small_m.md): 4096 x 21504 in 21.41 us
+      // at M=1 (the best listed tactic 21.66), 4096 x 8192 in 9.29 (9.59); at K <= 5376 they lost
+      // (4096 x 4096 5.70 against 5.68), and with cp.async weights they were slower.
+      if (p.k >= 8192)
+        if (const int st = wgmma_stages_for(p, 32, 1, false, 2); st > 0)
+          for (int less : {0, 2})
+            if (st - less >= 4) add(with_kblocks(wgmma_config(32, split, st - less, true, 0), 2));
     }
     // Fitted rows: the rows per block that make the grid as many blocks as 2, 3 or 4 per SM
     // (rounded up: at most that many), where that is 33..127 rows but 64; no split-K; the ring

@@ -105,13 +105,16 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 //    kernel's activations are due (H200, session 10: early=4 made the best small_m tactic 2-5%
 //    faster at about half of the 16-34 MB points, slower on large weights; the cp.async kernel
 //    did not gain).
-//  - kblocks=B (one-shot v3 with TMA or cp.async weights, rows other than 32, l2pf=0; spelled
-//    after early, absent = 1): a ring stage holds B = 2 or 4 consecutive K blocks, each laid out
-//    as a stage of one (WgmmaStageLayout), under one pair of barriers: B times the bytes per
-//    barrier round trip and per TMA batch, for blocks whose one-K-block stages are small: their
-//    one producer lane issues every stage alone, and its per-stage work bounds them (H200,
-//    session 15: 132 blocks of 34 fitted rows ran nano9b.down in 22.1 us with one K block per
-//    stage, 18.5 with four). With cp.async weights (session 16) the same stage layout.
+//  - kblocks=B (one-shot v3 with TMA or cp.async weights, l2pf=0; spelled after early, absent =
+//    1): a ring stage holds B = 2 or 4 consecutive K blocks, each laid out as a stage of one
+//    (WgmmaStageLayout), under one pair of barriers: B times the bytes per barrier round trip and
+//    per TMA batch, for blocks whose one-K-block stages are small: their one producer lane issues
+//    every stage alone, and its per-stage work bounds them (H200, session 15: 132 blocks of 34
+//    fitted rows ran nano9b.down in 22.1 us with one K block per stage, 18.5 with four). With
+//    cp.async weights (session 16) the same stage layout. rows=32 (K pairs) takes B = 2: two
+//    pairs, 512 bytes of each weight row, a stage (a stream probe in a PDL chain moved 4096x4096
+//    in 5.03 us with 512 bytes a row per stage and 5.73 with 256, at the same ring bytes; H200,
+//    session 25).
 struct Config {
   int rows = 32;    // weight rows (output columns n) per block: 16 x row tiles, shared by its warps
   int splitk = 1;   // blocks of one cluster that split K; reduced in fixed order through DSMEM
@@ -126,7 +129,7 @@ struct Config {
   bool late_trigger = false; // one-shot v3 with pdl only, spelled pdl=2: dependents launch after the K loop
   int streamk = 0;     // v3 with cp.async weights only: 0 = grid of (tile, split); B > 0 = B blocks per SM, even split
   int early = 0;       // one-shot v3 with TMA weights and PDL only: 0 = the whole ring before the wait; E = its first E stages
-  int kblocks = 1;     // one-shot v3 (TMA or cp.async weights), rows != 32: K blocks (128 bytes of K each) per ring stage
+  int kblocks = 1;     // one-shot v3 (TMA or cp.async weights): K blocks (128 bytes of K each; rows=32: K pairs) per ring stage
 
   int row_tiles() const { return rows / 16; }
   // "rows=32,splitk=1,warps=8,stages=2,pdl=0" or "wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1"

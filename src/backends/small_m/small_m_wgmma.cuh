@@ -372,16 +372,23 @@ __device__ __forceinline__ void finish_block(const Params& p, const float (&acc)
   cluster.sync();  // no block may exit while another still reads its shared memory
 }
 
-// Stages of a block whose split covers nkb K blocks (rows=32, kKPair: two per stage; an odd range's
-// last pair reads past the tensor, which fills zeros; otherwise `kblocks` per stage, kblocks=B, the
-// last one padded), and the first K block of its stage i.
+// A ring stage holds `kblocks` units (kblocks=B, 1 otherwise): K blocks, or with K pairs (rows=32,
+// kKPair) pairs of consecutive K blocks, each unit laid out as a one-unit stage (RingStage).
+// stage_count: the stages of a block whose split covers nkb K blocks (an odd range's last pair
+// reads past the tensor, which fills zeros; the last stage is padded). stage_kblock: the first K
+// block of unit j of stage i, or `past_end` (a K block past the tensor's K, read as zeros: it adds
+// nothing, and the consumers multiply every unit of a stage) for the padding past the range.
 template <bool kKPair>
 __device__ __forceinline__ int stage_count(int nkb, int kblocks = 1) {
-  return kKPair ? (nkb + 1) / 2 : (nkb + kblocks - 1) / kblocks;
+  const int units = kKPair ? (nkb + 1) / 2 : nkb;
+  return (units + kblocks - 1) / kblocks;
 }
-template <bool kKPair>
-__device__ __forceinline__ int stage_kblock(int kb0, int i) {
-  return kKPair ? kb0 + 2 * i : kb0 + i;
+template <bool kKPair, int kKBlocks = 1>
+__device__ __forceinline__ int stage_kblock(int kb0, int nkb, int i, int j, int past_end) {
+  constexpr int kStep = kKPair ? 2 : 1;  // K blocks per unit
+  if constexpr (kKBlocks == 1) return kb0 + kStep * i;
+  const int u = i * kKBlocks + j;
+  return u * kStep < nkb ? kb0 + kStep * u : past_end;
 }
 
 // A stage's activation tile by TMA into `dst`: the kNA rows of K block kb, and with K pairs those

@@ -110,8 +110,8 @@ constexpr int kThreadsCp = W * 128 + kCpProducers;
 // rings for up to 4 blocks per SM, and the register cap this implies (64 / 85) leaves no spills.
 // kKPair: rows=32 blocks (two K blocks per stage; see the TMA kernel). Fitted rows (p.rows < 64 W)
 // need nothing of their own: the producers copy the rows the block owns (CpRows) and zero-fill
-// the others. kKBlocks: kblocks=B, B K blocks per ring stage (1 with K pairs), each laid out as a
-// one-K-block stage (RingStage) under one pair of barriers. A kernel per B: a run-time count of K
+// the others. kKBlocks: kblocks=B, B K blocks per ring stage (K pairs: B pairs, 1 or 2), each laid out
+// as a one-unit stage (RingStage) under one pair of barriers. A kernel per B: a run-time count of K
 // blocks made the TMA kernel's consumers wait for every wgmma and its producer 2x slower (session
 // 15), and a run-time dispatch between the three inside one cp.async kernel made its one-K-block
 // tactics 3-7% slower (session 16).
@@ -147,8 +147,8 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
 
-  constexpr int KB = kKBlocks, kStride = KB * kStage;  // a ring stage: KB one-K-block stages
-  static_assert(!kKPair || KB == 1, "K pairs have their own two-K-block stage");
+  constexpr int KB = kKBlocks, kStride = KB * kStage;  // a ring stage: KB one-unit stages (K blocks or pairs)
+  static_assert(!kKPair || KB <= 2, "K pairs: one or two pairs a stage");
   const int nst = stage_count<kKPair>(nkb, KB);
 
   if (warp >= 4 * W) {
@@ -161,12 +161,8 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     const CpRows rows = cp_rows(p, p.w + int64_t(batch) * p.n * p.k, row0, prod.r0);
     const uint32_t st0 = smem_addr(ring) + uint32_t(prod.r0 * 128) + prod.swz;  // this thread's first chunk
     const int64_t chunk_k = prod.chunk * 16;
-    // K block j of stage i; those past the split's range are read past the tensor's K instead
-    // (zero-filled: they add nothing; the consumers multiply every K block of a stage).
-    const auto kblock_at = [&](int i, int j) {
-      if constexpr (KB == 1) return stage_kblock<kKPair>(kb0, i);
-      else return i * KB + j < nkb ? kb0 + i * KB + j : p.kblocks;
-    };
+    // The first K block of unit j of stage i (stage_kblock: past the split's range, zeros).
+    const auto kblock_at = [&](int i, int j) { return stage_kblock<kKPair, KB>(kb0, nkb, i, j, p.kblocks); };
     const auto load_weights = [&](int i, int s) {
 #pragma unroll
       for (int j = 0; j < KB; ++j)

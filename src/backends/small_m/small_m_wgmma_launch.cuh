@@ -28,7 +28,7 @@ void raise_smem_limit_once(Kernel kernel, std::atomic<uint64_t>& raised) {
 void require_resident(const void* kernel, int threads, size_t smem, const Config& c);
 
 // kKPair: rows=32 (W = 1, NP = the MMA's N = 2 x the activation rows of one K block), the one-shot
-// TMA and cp.async kernels only (config_exists).
+// TMA and cp.async kernels only, with one or two pairs a stage (config_exists).
 template <class WT, class AT, int W, int NP, bool kKPair = false>
 void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   const Problem& pr = l.problem;
@@ -82,17 +82,15 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   }
   if (c.cp_weights) {
     // Weights by cp.async (no weight tensor map); one producer warpgroup instead of one warp.
-    // One kernel per K blocks per stage (1, 2, 4); K pairs have one of their own.
+    // One kernel per K blocks per stage (1, 2, 4; K pairs: pairs per stage, 1 or 2).
     static std::atomic<uint64_t> raised_cp[3]{};
-    auto kernel = small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair>;
     const int kb = c.kblocks == 4 ? 2 : c.kblocks == 2 ? 1 : 0;
-    if constexpr (!kKPair) {
-      using K = decltype(kernel);
-      constexpr K kernels[3] = {small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 1>,
-                                small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 2>,
-                                small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 4>};
-      kernel = kernels[kb];
-    }
+    using K = decltype(&small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 1>);
+    constexpr K kernels[3] = {small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 1>,
+                              small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 2>,
+                              kKPair ? nullptr : small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, kKPair ? 1 : 4>};
+    const K kernel = kernels[kb];
+    FP8GEMM_REQUIRE(kernel, kInternal, "small_m: config ", c.to_string(), " has no cp.async kernel");
     raise_smem_limit_once(kernel, raised_cp[kb]);
     cfg.blockDim = dim3(unsigned(kThreadsCp<W>));
     FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, amap, kp));

@@ -22,8 +22,8 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
   // The stage layout (RingStage's, or with fitted rows a shorter weight tile; the wmap box is
   // p.rows rows, and so is a block).
   const int stage_bytes = p.stage_bytes, stage_tx = p.stage_tx, w_tile = p.w_bytes;
-  // kblocks=B: B K blocks per stage, kb_bytes apart (K pairs: always 1, their own two-block stage).
-  const int skb = kKPair ? 1 : p.stage_kblocks, kb_bytes = p.kb_bytes;
+  // kblocks=B: B units per stage (K blocks, or K pairs: 1 or 2), kb_bytes apart.
+  const int skb = p.stage_kblocks, kb_bytes = p.kb_bytes;
 
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[kWgmmaMaxRingStages];
@@ -51,37 +51,26 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&amap)) : "memory");
       uint64_t pol_w, pol_a;
       stream_policies(pol_w, pol_a);
-      // Stage i's weights and activations: K block kb0 + i, or with K pairs kb0 + 2i and the next;
-      // kblocks=B: K blocks kb0 + B i + j (j < B), kb_bytes apart; those past the split's range
-      // are read past the tensor's K instead (zero-filled: they add nothing; the consumer
-      // multiplies every K block of a stage).
-      // One producer per stage size (KB = kblocks: 1, 2 or 4), with its copies unrolled: the lane
-      // issues every stage alone, and its per-stage work bounds blocks with small stages.
+      // Stage i's weights and activations: units (K blocks, or K pairs: a block and the next)
+      // j < KB, kb_bytes apart, from K block stage_kblock (past the split's range: zeros).
+      // One producer per stage size (KB = kblocks: 1, 2 or 4; K pairs 1 or 2), with its copies
+      // unrolled: the lane issues every stage alone, and its per-stage work bounds blocks with
+      // small stages.
       const auto produce = [&](auto kb_constant) {
         constexpr int KB = decltype(kb_constant)::value;
-        const auto kblock_at = [&](int i, int j) {
-          if constexpr (KB == 1) return kb0 + i;
-          else return i * KB + j < nkb ? kb0 + i * KB + j : p.kblocks;
-        };
+        const auto kblock_at = [&](int i, int j) { return stage_kblock<kKPair, KB>(kb0, nkb, i, j, p.kblocks); };
         const auto load_w = [&](int i, uint8_t* st, uint64_t* bar) {
-          if constexpr (kKPair) {
-            const int kb = stage_kblock<kKPair>(kb0, i);
-            tma_load(st, &wmap, bar, kb * kKB, row0, batch, pol_w);
-            tma_load(st + kHalfW, &wmap, bar, (kb + 1) * kKB, row0, batch, pol_w);
-          } else {
 #pragma unroll
-            for (int j = 0; j < KB; ++j)
-              tma_load(st + j * kb_bytes, &wmap, bar, kblock_at(i, j) * kKB, row0, batch, pol_w);
+          for (int j = 0; j < KB; ++j) {
+            const int kb = kblock_at(i, j);
+            tma_load(st + j * kb_bytes, &wmap, bar, kb * kKB, row0, batch, pol_w);
+            if constexpr (kKPair) tma_load(st + j * kb_bytes + kHalfW, &wmap, bar, (kb + 1) * kKB, row0, batch, pol_w);
           }
         };
         const auto load_a = [&](int i, uint8_t* st, uint64_t* bar) {
-          if constexpr (kKPair) {
-            tma_stage_activations<kNA, kKPair>(st + w_tile, &amap, bar, stage_kblock<kKPair>(kb0, i), batch, pol_a);
-          } else {
 #pragma unroll
-            for (int j = 0; j < KB; ++j)
-              tma_stage_activations<kNA, kKPair>(st + j * kb_bytes + w_tile, &amap, bar, kblock_at(i, j), batch, pol_a);
-          }
+          for (int j = 0; j < KB; ++j)
+            tma_stage_activations<kNA, kKPair>(st + j * kb_bytes + w_tile, &amap, bar, kblock_at(i, j), batch, pol_a);
         };
         const auto expect = [&](uint64_t* bar) { mbar_arrive_expect_tx(bar, KB * stage_tx); };
         // early=E: only the first E stages before the wait (the rest right after it), so that the
@@ -120,8 +109,8 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
           }
         }
       };
-      if (skb == 4)
-        produce(std::integral_constant<int, 4>{});
+      if (!kKPair && skb == 4)
+        produce(std::integral_constant<int, kKPair ? 1 : 4>{});
       else if (skb == 2)
         produce(std::integral_constant<int, 2>{});
       else
@@ -134,8 +123,8 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
     uint32_t phase = 0;
     int prev = -1;
     // One branch-free consumer loop per stage size (kblocks=1, 2, 4).
-    if (skb == 4)
-      consume_k_blocks<WT, AT, NP, St, false, 4>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev,
+    if (!kKPair && skb == 4)
+      consume_k_blocks<WT, AT, NP, St, false, kKPair ? 1 : 4>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev,
                                                  stage_bytes, w_tile, kb_bytes);
     else if (skb == 2)
       consume_k_blocks<WT, AT, NP, St, false, 2>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev,
