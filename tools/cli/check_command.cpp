@@ -24,11 +24,13 @@ struct CheckOptions {
 };
 
 // Built-in shapes: odd and tiny m, b > 1, every dtype pair and both out types, small enough that
-// the float64 reference stays cheap.
+// the float64 reference stays cheap; one K of 8192 at small m (tactics offered only from there:
+// small_m's K pairs two a stage).
 std::vector<Problem> default_problems() {
   struct S { int64_t b, m, n, k; };
   const S base[] = {{1, 1, 256, 512},   {1, 3, 1024, 4096}, {1, 17, 4096, 1024}, {1, 64, 1280, 2048},
-                    {1, 255, 512, 2048}, {3, 33, 768, 1536}, {2, 128, 2048, 512}, {1, 1024, 1024, 1024}};
+                    {1, 255, 512, 2048}, {3, 33, 768, 1536}, {2, 128, 2048, 512}, {1, 1024, 1024, 1024},
+                    {1, 5, 512, 8192}};
   std::vector<Problem> out;
   for (const S& s : base) {
     Problem p;
