@@ -917,10 +917,23 @@ TEST(SmallMConfig, KBlocksCandidatesAreFittedRowsAtOneBlockPerSm) {
   EXPECT_TRUE(kblocks_of(problem(1, 4096, 4096)).empty());   // 32 rows: K pairs
   EXPECT_TRUE(kblocks_of(problem(1, 18560, 4096)).empty());  // 141 rows: not fitted
   EXPECT_TRUE(kblocks_of(problem(1, 4480, 896)).empty());    // 7 K blocks
-  // 8 K blocks; at <= 40 MB the one-shot candidates also get their pdl=2 twins, and the TMA ones
-  // early=4 twins.
+  // 8 K blocks; at <= 40 MB two K blocks a stage with rings for two blocks per SM join (two), and
+  // the one-shot candidates also get their pdl=2 twins, the TMA ones early=4 twins.
   const std::vector<std::string> small = kblocks_of(problem(1, 4480, 1024));
-  EXPECT_EQ(small.size(), 4u + 4u);
+  EXPECT_EQ(small.size(), 4u + 4u + 2u * 4u);
+  // nemotron3super.qkv: 132 blocks of 35 rows; two K blocks of a 40-row tile and 8 activation rows
+  // (12 KB) a stage: 9 stages fit two blocks per SM, and 8.
+  const Problem super_qkv = problem(1, 4608, 4096);
+  const std::vector<std::string> super_two = kblocks_of(super_qkv);
+  for (const char* name : {"wgmma,rows=35,splitk=1,stages=9,l2pf=0,pdl=1,kblocks=2",
+                           "wgmma,rows=35,splitk=1,stages=8,l2pf=0,pdl=1,early=4,kblocks=2"}) {
+    EXPECT_NE(std::find(super_two.begin(), super_two.end(), name), super_two.end()) << name;
+    EXPECT_LE(2 * (shared_bytes(super_qkv, parse_config(name)) + 512 + 1024), size_t(228 * 1024)) << name;
+  }
+  Config ten = parse_config("wgmma,rows=35,splitk=1,stages=10,l2pf=0,pdl=1,kblocks=2");
+  EXPECT_GT(2 * (shared_bytes(super_qkv, ten) + 512 + 1024), size_t(228 * 1024));
+  // > 40 MB: not offered (nano9b.down's kblocks candidates are the four-a-stage ones above).
+  for (const std::string& n : kblocks_of(problem(1, 4480, 15680))) EXPECT_EQ(n.find("kblocks=2"), std::string::npos) << n;
   for (const std::string& n : small) EXPECT_EQ(n.rfind("wgmma,rows=34,splitk=1,stages=", 0), 0u) << n;
 }
 

@@ -618,6 +618,14 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
         add(with_kblocks(with_cp_weights(wgmma_config(rows, 1, st, true, 0)), cp_kblocks));
         if (cp_kblocks == 4 && st > 4) add(with_kblocks(with_cp_weights(wgmma_config(rows, 1, st - 1, true, 0)), 4));
       }
+      // Weights <= 40 MB: two K blocks a stage (TMA) with the ring two blocks per SM fit and one
+      // stage less, so that the next kernel's block fits beside this one (their pdl=2 and early=4
+      // twins come below). H200, session 28 (docs/perf/small_m.md): nemotron3super.qkv (132
+      // blocks of 35 rows) at M=1 in 5.85 us with 8 stages and early=4, the best listed 6.10.
+      if (p.n * p.k * p.batch <= (int64_t(40) << 20))
+        if (const int st = wgmma_stages_for(p, rows, 2, false, 2); st > 0)
+          for (int less : {0, 1})
+            if (st - less >= 4) add(with_kblocks(wgmma_config(rows, 1, st - less, true, 0), 2));
     }
     // Weights in registers (",wload=reg") are not offered: on the H200 they lost to the best
     // other small_m tactic at every suite point at M = 1 and 16 (docs/perf/small_m.md, Session 6).
