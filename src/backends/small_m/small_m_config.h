@@ -129,7 +129,7 @@ struct Config {
   bool late_trigger = false; // one-shot v3 with pdl only, spelled pdl=2: dependents launch after the K loop
   int streamk = 0;     // v3 with cp.async weights only: 0 = grid of (tile, split); B > 0 = B blocks per SM, even split
   int early = 0;       // one-shot v3 with TMA weights and PDL only: 0 = the whole ring before the wait; E = its first E stages
-  int kblocks = 1;     // one-shot v3 (TMA or cp.async weights): K blocks (128 bytes of K each; rows=32: K pairs) per ring stage
+  int kblocks = 1;     // one-shot v3 (TMA or cp.async): K blocks of 128 bytes (rows=32: K pairs) per ring stage
 
   int row_tiles() const { return rows / 16; }
   // "rows=32,splitk=1,warps=8,stages=2,pdl=0" or "wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1"

@@ -82,7 +82,8 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
   }
   if (c.cp_weights) {
     // Weights by cp.async (no weight tensor map); one producer warpgroup instead of one warp.
-    // One kernel per K blocks per stage (1, 2, 4; K pairs: pairs per stage, 1 or 2).
+    // One kernel per K blocks per stage (1, 2, 4; K pairs: pairs per stage, 1 or 2, so none in
+    // the third slot).
     static std::atomic<uint64_t> raised_cp[3]{};
     const int kb = c.kblocks == 4 ? 2 : c.kblocks == 2 ? 1 : 0;
     using K = decltype(&small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 1>);

@@ -109,6 +109,7 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
           }
         }
       };
+      // K pairs take 1 or 2 pairs a stage (config_exists): no four-unit producer is built for them.
       if (!kKPair && skb == 4)
         produce(std::integral_constant<int, kKPair ? 1 : 4>{});
       else if (skb == 2)
@@ -122,10 +123,10 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
     int s = 0;
     uint32_t phase = 0;
     int prev = -1;
-    // One branch-free consumer loop per stage size (kblocks=1, 2, 4).
+    // One branch-free consumer loop per stage size (kblocks=1, 2, 4; K pairs 1, 2).
     if (!kKPair && skb == 4)
-      consume_k_blocks<WT, AT, NP, St, false, kKPair ? 1 : 4>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev,
-                                                 stage_bytes, w_tile, kb_bytes);
+      consume_k_blocks<WT, AT, NP, St, false, kKPair ? 1 : 4>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s,
+                                                              phase, prev, stage_bytes, w_tile, kb_bytes);
     else if (skb == 2)
       consume_k_blocks<WT, AT, NP, St, false, 2>(acc, nst, ring, full_bar, empty_bar, stages, wg, lane, s, phase, prev,
                                                  stage_bytes, w_tile, kb_bytes);
