@@ -667,9 +667,10 @@ TEST(SmallMConfig, KPairNamesRulesAndCandidates) {
   for (const Config& x : candidate_configs(problem(8, 4096, 4096), 148, 100)) EXPECT_NE(x.rows == 32 && x.wgmma, true);
 }
 
-// rows=32 with two pairs a stage (kblocks=2): candidates only where K >= 8192 and M <= 16, TMA
-// weights, the deepest ring one block fits (m=1: 10 stages of 20 KB; m=16: 9 of 24 KB) and two
-// stages less (at <= 40 MB also their twins, as every candidate's).
+// rows=32 with two pairs a stage (kblocks=2): candidates only where K >= 8192, M <= 16 and the
+// grid is one wave at one block per SM; TMA weights, the deepest ring one block fits (m=1: 10
+// stages of 20 KB; m=16: 9 of 24 KB) and two stages less (at <= 40 MB also their twins, as every
+// candidate's).
 TEST(SmallMConfig, KPairsTwoAStageCandidates) {
   const auto two_pairs = [](const Problem& p) {
     std::vector<std::string> out;
@@ -690,8 +691,11 @@ TEST(SmallMConfig, KPairsTwoAStageCandidates) {
   EXPECT_EQ(two_pairs(problem(16, 4096, 8192)).size(), 8u);
   EXPECT_TRUE(two_pairs(problem(1, 4096, 5376)).empty());   // K < 8192: they lost there
   EXPECT_TRUE(two_pairs(problem(17, 4096, 8192)).empty());  // K pairs: M <= 16
+  EXPECT_TRUE(two_pairs(problem(1, 8192, 8192)).empty());   // 256 tiles of 32: two waves at one block per SM
   // 1280 rows (40 tiles): the K pairs' split, 3.
-  for (const std::string& n : two_pairs(problem(8, 1280, 8192))) EXPECT_NE(n.find("splitk=3,"), std::string::npos) << n;
+  const std::vector<std::string> split3 = two_pairs(problem(8, 1280, 8192));
+  EXPECT_EQ(split3.size(), 8u);  // 10.5 MB: with their twins
+  for (const std::string& n : split3) EXPECT_NE(n.find("splitk=3,"), std::string::npos) << n;
 }
 
 // Fitted rows (33..127 but 64): names, rules with their reasons, the stage layout (a weight tile

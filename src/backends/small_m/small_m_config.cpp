@@ -576,11 +576,13 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
           add(wgmma_config(32, split, st, true, 0));
           add(with_cp_weights(wgmma_config(32, split, st, true, 0)));
         }
-      // Two pairs a stage (kblocks=2, TMA weights) where K >= 8192, with the deepest ring one block
-      // fits and two stages less. H200, session 28 (docs/perf/small_m.md): 4096 x 21504 in 21.41 us
-      // at M=1 (the best listed tactic 21.66), 4096 x 8192 in 9.29 (9.59); at K <= 5376 they lost
-      // (4096 x 4096 5.70 against 5.68), and with cp.async weights they were slower.
-      if (p.k >= 8192)
+      // Two pairs a stage (kblocks=2, TMA weights) where K >= 8192 and the grid is one wave of one
+      // block per SM, with the deepest ring one block fits and two stages less. H200, session 28
+      // (docs/perf/small_m.md): 4096 x 21504 in 21.41 us at M=1 (the best listed tactic 21.66),
+      // 4096 x 8192 in 9.29 (9.59); at K <= 5376 they lost (4096 x 4096 5.70 against 5.68), with
+      // cp.async weights they were slower, and in two waves far slower (8192 x 8192, 256 blocks:
+      // 18.21 against 15.39).
+      if (p.k >= 8192 && tiles * split <= sm_count)
         if (const int st = wgmma_stages_for(p, 32, 1, false, 2); st > 0)
           for (int less : {0, 2})
             if (st - less >= 4) add(with_kblocks(wgmma_config(32, split, st - less, true, 0), 2));
