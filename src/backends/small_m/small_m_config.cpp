@@ -15,6 +15,10 @@ namespace {
 constexpr int64_t kSmSharedBytes = 228 * 1024;
 constexpr int64_t kBlockReservedSmem = 1024 + 256;
 
+// Weights of at most 40 MB (the whole slice fits the L2): where the candidates for small weights
+// (L2 lookahead, pdl=2 and early=4 twins, two K blocks a stage for fitted rows) are offered.
+bool small_weights(const Problem& p) { return p.n * p.k * p.batch <= (int64_t(40) << 20); }
+
 // Stream-K: the (row tile, batch, K block) units the grid shares out.
 int64_t streamk_units(const Problem& p, const Config& c) {
   return (p.n + c.rows - 1) / c.rows * p.batch * wgmma_kblocks(p);
@@ -624,7 +628,7 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
       // stage less, so that the next kernel's block fits beside this one (their pdl=2 and early=4
       // twins come below). H200, session 28 (docs/perf/small_m.md): nemotron3super.qkv (132
       // blocks of 35 rows) at M=1 in 5.85 us with 8 stages and early=4, the best listed 6.10.
-      if (p.n * p.k * p.batch <= (int64_t(40) << 20))
+      if (small_weights(p))
         if (const int st = wgmma_stages_for(p, rows, 2, false, 2); st > 0)
           for (int less : {0, 1})
             if (st - less >= 4) add(with_kblocks(wgmma_config(rows, 1, st - less, true, 0), 2));
@@ -656,7 +660,7 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
           }
         }
       }
-    if (p.n * p.k * p.batch <= (int64_t(40) << 20)) {  // small weights: the whole slice fits L2
+    if (small_weights(p)) {
       if (const int st = wgmma_stages_for(p, 128, 3); st > 0)
         add(wgmma_config(128, wgmma_fill_splitk(p, 128, int64_t(sm_count) * 2), st, true, 64));
       add(wgmma_config(64, wgmma_fill_splitk(p, 64, sm_count), std::max(4, wgmma_stages_for(p, 64, 2)), true, 8));
