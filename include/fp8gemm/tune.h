@@ -151,6 +151,13 @@ struct TuneOptions {
   // replays for short calls"; default 300 since session 19's A/B). Budget estimates still assume
   // 20-call replays. Must be finite and >= 0.
   double min_replay_us = 300;
+  // After every key: a light segment's choice and the tactics within 3% of it where it was decided
+  // are timed again under a heavy GEMM load (the power-capped state), and the one whose worse
+  // regret over both states is smaller takes the segment if it beats the choice under the load
+  // beyond max(min_gain, noise_factor x noise) and its output matches (docs/tuning.md "Both power
+  // states"). The pass stops starting measurements after power_state_budget_ms (0: no limit).
+  bool check_power_states = true;
+  double power_state_budget_ms = 8000;
   // Called after each key (done counts keys finished, of total). Keys are tuned lightest first
   // (by estimated call time), not in the order given.
   std::function<void(size_t done, size_t total, const Decision&)> progress;

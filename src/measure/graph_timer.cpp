@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <set>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "core/cuda_check.h"
 #include "core/device_buffer.h"
 #include "core/steady_clock.h"
+#include "fp8gemm/backend.h"
 #include "measure/graph_timer_kernels.h"
 #include "measure/rounds.h"
 
@@ -81,6 +83,17 @@ GraphTimerOptions with_weights_env(GraphTimerOptions o, const char* value) {
                   "': weights must rotate through >= 2x L2 (DESIGN \"Measuring\")");
   o.weight_l2_multiple = v;
   return o;
+}
+
+GraphTimerOptions with_load_env(GraphTimerOptions o, const char* value) {
+  o.load_between_us = env_number("FP8GEMM_LOAD_BETWEEN_US", value, o.load_between_us);
+  return o;
+}
+
+Problem power_load_problem() {
+  Problem p;
+  p.m = p.n = p.k = 4096;
+  return p;
 }
 
 double mean_sm_clock_mhz(const uint64_t* start, const uint64_t* end, int slots) {
@@ -202,6 +215,16 @@ struct GraphTimer::Impl {
   double last_busy_ms = -1e300;  // host time at which the GPU last finished a measurement
   double last_heavy_ms = -1e300;  // ... one whose fastest candidate's calls were >= settle_min_call_us
   std::map<std::string, double> spent;  // GraphTimer::spent_ms
+
+  // MeasureOptions::load_between_us: power_load_problem() on buffers of its own (made on first
+  // use, random data: zeros would draw less power), one call a graph, untimed.
+  struct PowerLoad {
+    DeviceBuffer a, b, out;
+    GraphExec graph;
+    double call_us = 0;
+  };
+  std::unique_ptr<PowerLoad> load;
+  double load_ms = 0;  // GPU time of the load queued so far (GraphTimer::power_load_ms)
 
   // Adds the wall time since `start` to stage `stage` and returns now.
   double lap(const char* stage, double start) {
@@ -386,6 +409,60 @@ struct GraphTimer::Impl {
     last_busy_ms = last_heavy_ms = running_at ? at : std::min(at, heater_end_ms);
   }
 
+  // Queues about `us` of the power load (MeasureOptions::load_between_us) on the stream.
+  void queue_load(double us) {
+    if (!(us > 0)) return;
+    if (!load) make_load();
+    const int n = int(std::clamp(std::ceil(us / load->call_us), 1.0, 10000.0));
+    for (int i = 0; i < n; ++i) FP8GEMM_CUDA_CHECK(cudaGraphLaunch(load->graph.exec, stream));
+    load_ms += n * load->call_us / 1000;
+  }
+
+  void make_load() {
+    const Problem p = power_load_problem();
+    Backend* b = ctx.backend("cublaslt");
+    FP8GEMM_REQUIRE(b && b->available().ok, kUnsupported,
+                    "the power load (MeasureOptions::load_between_us) runs on cuBLASLt, which is not available");
+    const Tactic t = b->default_tactic(p);
+    auto l = std::make_unique<PowerLoad>();
+    l->a = DeviceBuffer(size_t(p.m * p.k));
+    l->b = DeviceBuffer(size_t(p.n * p.k));
+    l->out = DeviceBuffer(size_t(p.m * p.n) * dtype_bytes(p.out_type));
+    measure_kernels::fill_random_fp8(l->a.get(), l->a.bytes(), p.a_type, options.seed + 7, stream);
+    measure_kernels::fill_random_fp8(l->b.get(), l->b.bytes(), p.b_type, options.seed + 11, stream);
+    const GemmArgs args{l->a.get(), l->b.get(), scales.as<float>(), scales.as<float>() + 4, l->out.get()};
+    ctx.workspace(stream);
+    ctx.run_tactic(p, t, args, stream);  // loads its kernels before the capture
+    cudaGraph_t graph = nullptr;
+    FP8GEMM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    try {
+      ctx.run_tactic(p, t, args, stream);
+    } catch (...) {
+      cudaStreamEndCapture(stream, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      cudaGetLastError();
+      throw;
+    }
+    FP8GEMM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    const cudaError_t err = cudaGraphInstantiate(&l->graph.exec, graph, 0);
+    cudaGraphDestroy(graph);
+    if (err != cudaSuccess) {
+      l->graph.exec = nullptr;
+      cudaGetLastError();
+      FP8GEMM_FAIL(kCuda, "instantiating the power load's graph failed: ", cudaGetErrorString(err));
+    }
+    // Its time a call, warm: to size the load queued for a given GPU time.
+    ensure_events(2);
+    constexpr int kCalls = 8;
+    for (int i = 0; i < 2; ++i) FP8GEMM_CUDA_CHECK(cudaGraphLaunch(l->graph.exec, stream));
+    FP8GEMM_CUDA_CHECK(cudaEventRecord(events[0], stream));
+    for (int i = 0; i < kCalls; ++i) FP8GEMM_CUDA_CHECK(cudaGraphLaunch(l->graph.exec, stream));
+    FP8GEMM_CUDA_CHECK(cudaEventRecord(events[1], stream));
+    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    l->call_us = std::max(1.0, 1000.0 * elapsed_ms(events[0], events[1]) / kCalls);
+    load = std::move(l);
+  }
+
   // Round 0 of the warm-up, run while the graphs are captured (measure): each graph's replay is
   // launched right after its capture, so the GPU runs them while the host captures the next.
   struct RoundZero {
@@ -456,6 +533,7 @@ GraphTimerOptions with_environment(GraphTimerOptions o) {
                       std::getenv("FP8GEMM_KEEP_BUSY_MS"));
   o = with_clock_env(o, std::getenv("FP8GEMM_RECORD_CLOCK"));
   o = with_weights_env(o, std::getenv("FP8GEMM_WEIGHT_L2_MULTIPLE"));
+  o = with_load_env(o, std::getenv("FP8GEMM_LOAD_BETWEEN_US"));
   return with_overlap_env(o, std::getenv("FP8GEMM_OVERLAP_CAPTURE"));
 }
 
@@ -484,6 +562,7 @@ GraphTimer::~GraphTimer() {
 cudaStream_t GraphTimer::stream() const { return impl_->stream; }
 std::map<std::string, double> GraphTimer::spent_ms() const { return impl_->spent; }
 double GraphTimer::kept_busy_ms() const { return impl_->kept_busy_ms; }
+double GraphTimer::power_load_ms() const { return impl_->load_ms; }
 int GraphTimer::weight_copies() const { return impl_->copies; }
 int GraphTimer::weight_allocations() const { return impl_->weight_allocations; }
 
@@ -526,6 +605,13 @@ std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tact
 
   const std::vector<int> calls = s.calls_for_all(p, candidates, options, timings);
   since = s.lap("probe", since);
+  // MeasureOptions::load_between_us (or the timer's own, with a lead of ten times it): the GPU
+  // runs the load while the host captures, and again before each cycle of timed replays.
+  const double load_between_us = std::max(options.load_between_us, s.options.load_between_us);
+  const double load_lead_us = std::max(options.load_lead_us, 10 * s.options.load_between_us);
+  const bool loaded = load_between_us > 0 || load_lead_us > 0;
+  s.queue_load(load_lead_us);
+  since = s.lap("load", since);
 
   const size_t n = candidates.size();
   s.ensure_events(2 * n * size_t(options.replays));
@@ -596,7 +682,11 @@ std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tact
   // The timed round-robin (the rest of it, where the first replays ran while capturing). Nothing
   // synchronizes until all are enqueued, so the GPU runs them back to back.
   bool held = false;
-  for (int r = first_replay_in_capture ? 1 : 0; r < options.replays; ++r)
+  for (int r = first_replay_in_capture ? 1 : 0; r < options.replays; ++r) {
+    if (load_between_us > 0) {
+      s.queue_load(load_between_us);
+      held = true;  // the stream is busy: what follows is queued behind the load
+    }
     for (size_t i = 0; i < n; ++i) {
       if (!timings[i].ok) continue;
       if (!held) measure_kernels::hold(kHoldUs, s.stream);
@@ -604,6 +694,7 @@ std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tact
       const size_t slot = size_t(r) * n + i;
       recorded[slot] = s.timed_replay(graphs[i], timings[i], slot);
     }
+  }
   if (clock_start) measure_kernels::sample_sm_clocks(clock_start + clock_words, s.ctx.device().sm_count, s.stream);
   // A kernel that faults leaves a sticky error: nothing after it can be trusted, so this throws.
   FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(s.stream));
@@ -633,6 +724,8 @@ std::vector<Timing> GraphTimer::measure(const Problem& p, const std::vector<Tact
     if (timings[i].ok && !timings[i].samples_us.empty() &&
         (fastest == n || timings[i].median_us < timings[fastest].median_us))
       fastest = i;
+  // Under the power load the GPU ran heavy work: light measurements after it recover.
+  if (loaded) s.last_heavy_ms = s.last_busy_ms;
   if (fastest < n && timings[fastest].median_us >= s.options.settle_min_call_us) {
     s.last_heavy_ms = s.last_busy_ms;
     s.keep_busy(std::move(graphs[fastest]), timings[fastest].median_us);

@@ -74,7 +74,20 @@ struct GraphTimerOptions {
   // instead of after every graph is captured. false: the latter, for A/B measurements
   // (FP8GEMM_OVERLAP_CAPTURE=0).
   bool overlap_capture = true;
+  // Every measurement as if its MeasureOptions asked for this much power load between cycles
+  // (and ten times it before the round), unless it asks for more itself: for timing a whole
+  // bench in the power-capped state (FP8GEMM_LOAD_BETWEEN_US). 0: off.
+  double load_between_us = 0;
 };
+
+// `o` with FP8GEMM_LOAD_BETWEEN_US applied (`value`: unset or empty leaves it); anything but a
+// finite number >= 0 throws Error(kInvalidArgument) naming the variable. The GraphTimer
+// constructor applies it.
+GraphTimerOptions with_load_env(GraphTimerOptions o, const char* value);
+
+// The heavy GEMM that MeasureOptions::load_between_us replays: square, e4m3 -> bf16, through
+// cuBLASLt's default (H200: ~0.15 ms a call, at the power cap under sustained load).
+Problem power_load_problem();
 
 // `o` with FP8GEMM_OVERLAP_CAPTURE applied (unset or empty leaves it, 0 off, any other number >= 0
 // on); anything else throws Error(kInvalidArgument) naming the variable.
@@ -143,6 +156,8 @@ class GraphTimer : public Timer {
   // Not a stage of spent_ms: they overlap the host's work, and what the host waited for them is in
   // the stage that waited ("probe", "settle", "compare").
   double kept_busy_ms() const;
+  // GPU time of the power load queued so far (MeasureOptions::load_between_us), in ms.
+  double power_load_ms() const;
 
   // The timer's own stream (non-blocking), on which every measurement runs.
   cudaStream_t stream() const;

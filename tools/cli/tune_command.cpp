@@ -16,6 +16,7 @@
 #include "fp8gemm/tune.h"
 #include "measure/shapes.h"
 #include "tools/cli/command.h"
+#include "tune/power_states.h"
 #include "tune/report.h"
 
 namespace fp8gemm::cli {
@@ -47,6 +48,8 @@ struct TuneCliOptions {
   bool retime_close_calls = false;
   double min_replay_us = TuneOptions{}.min_replay_us;
   bool adaptive_floor_interior = false;
+  bool check_power_states = TuneOptions{}.check_power_states;
+  double power_state_budget_s = TuneOptions{}.power_state_budget_ms / 1000;
   bool retune = false;
 };
 
@@ -149,6 +152,8 @@ void run_tune(const TuneCliOptions& o) {
   to.retime_close_calls = o.retime_close_calls;
   to.min_replay_us = o.min_replay_us;
   to.adaptive_floor_interior = o.adaptive_floor_interior;
+  to.check_power_states = o.check_power_states;
+  to.power_state_budget_ms = o.power_state_budget_s * 1000;
   to.retune = o.retune;
   for (const std::string& b : o.backends) to.backends.push_back(canonical_backend_name(b));
   ProgressBar bar(problems.size());
@@ -174,6 +179,14 @@ void run_tune(const TuneCliOptions& o) {
   std::printf("tune: %zu keys, %zu moved off the default, %.1f s; cache %s\n", decisions.size(), changed, seconds,
               cache.c_str());
   std::printf("tune: where the time went: %s\n", tuning::phase_summary(decisions).c_str());
+  if (o.check_power_states) {
+    size_t handed = 0;
+    for (const Decision& d : decisions)
+      for (size_t at = d.reason.find(tuning::kUnderLoad); at != std::string::npos;
+           at = d.reason.find(tuning::kUnderLoad, at + 1))
+        ++handed;
+    std::printf("tune: both power states: %zu segments changed hands under a heavy load\n", handed);
+  }
   if (!o.json.empty()) {
     std::ofstream(o.json) << tuning::decisions_to_json(decisions, ctx.device());
     std::printf("tune: decisions written to %s\n", o.json.c_str());
@@ -239,6 +252,13 @@ const CommandRegistrar kRegister([](CLI::App& app) {
                   "(DESIGN's minimum)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100000.0));
+  cmd->add_flag("--power-states,!--no-power-states", o.check_power_states,
+                "after every key, time each light segment's choice and the tactics within 3% of it again under a "
+                "heavy GEMM load; the one with the smaller worse regret over both states takes it (default on)");
+  cmd->add_option("--power-state-budget-s", o.power_state_budget_s,
+                  "with --power-states: the pass starts no measurement after this long (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });
