@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "measure/rounds.h"
+#include "tune/policy.h"
 #include "tune/segment_ends.h"
 #include "tune/text.h"
 
@@ -37,12 +39,13 @@ void add_note(std::vector<CandidateReport>& rows, const std::string& name, const
 
 }  // namespace
 
-std::vector<PowerStateContest> power_state_contests(const Decision& d, size_t index, const PowerStateOptions& o) {
+std::vector<PowerStateContest> power_state_contests(const Decision& d, size_t index, const PowerStateOptions& o,
+                                                    const std::set<std::string>& adaptive) {
   std::vector<PowerStateContest> out;
   if (!d.measured) return out;
   for (size_t j = 0; j < d.segments.size(); ++j) {
     const ChoiceSegment& s = d.segments[j];
-    if (s.sampled_m <= 0) continue;
+    if (s.sampled_m <= 0 || adaptive.count(s.tactic)) continue;
     // The edge's segment was decided with the edge's candidates; a lower one at its sample.
     const bool at_edge = s.sampled_m == d.problem.m;
     std::map<std::string, double> times = full_round_times(at_edge ? d.candidates : s.candidates);
@@ -52,7 +55,7 @@ std::vector<PowerStateContest> power_state_contests(const Decision& d, size_t in
     if (choice == times.end() || !(choice->second < o.max_call_us)) continue;
     std::vector<std::pair<double, std::string>> others;
     for (const auto& [name, t] : times)
-      if (name != s.tactic && t <= choice->second * (1 + o.margin)) others.emplace_back(t, name);
+      if (name != s.tactic && !adaptive.count(name) && t <= choice->second * (1 + o.margin)) others.emplace_back(t, name);
     if (others.empty()) continue;
     std::stable_sort(others.begin(), others.end());
     if (others.size() > size_t(o.max_others)) others.resize(size_t(o.max_others));
@@ -61,6 +64,8 @@ std::vector<PowerStateContest> power_state_contests(const Decision& d, size_t in
     c.segment = j;
     c.problem = d.problem;
     c.problem.m = s.sampled_m;
+    c.low_m = (j == 0 ? bucket_lower(d.problem.m) : d.segments[j - 1].m_max) + 1;
+    c.m_max = s.m_max;
     c.reference = s.default_tactic.empty() ? d.default_tactic : s.default_tactic;
     c.contenders.push_back(Tactic::parse(s.tactic));
     c.boost_us.push_back(choice->second);
@@ -93,11 +98,19 @@ size_t power_state_winner(const std::vector<double>& boost_us, const std::vector
   return 0;
 }
 
-int check_power_states(std::vector<Decision*>& decisions, Timer& timer, const PolicyOptions& policy,
-                       const PowerStateOptions& o, const std::function<double()>& clock_ms) {
+int check_power_states(std::vector<Decision*>& decisions, const std::vector<Backend*>& backends, Timer& timer,
+                       const PolicyOptions& policy, const PowerStateOptions& o,
+                       const std::function<double()>& clock_ms) {
+  std::set<std::string> adaptive;
+  for (Backend* b : backends) {
+    try {
+      if (const std::optional<Tactic> t = b->adaptive_default()) adaptive.insert(t->name());
+    } catch (const std::exception&) {
+    }
+  }
   std::vector<PowerStateContest> contests;
   for (size_t i = 0; i < decisions.size(); ++i)
-    for (PowerStateContest& c : power_state_contests(*decisions[i], i, o)) contests.push_back(std::move(c));
+    for (PowerStateContest& c : power_state_contests(*decisions[i], i, o, adaptive)) contests.push_back(std::move(c));
   const double start = clock_ms();
   int changed = 0;
   bool first = true;
@@ -149,6 +162,37 @@ int check_power_states(std::vector<Decision*>& decisions, Timer& timer, const Po
       spent();
       continue;
     }
+    // It must hold across the segment: the same M tiles up to the top, and from the lowest M or
+    // no slower than the choice there under the load.
+    const Tactic& winner = c.contenders[w];
+    if (reach_of(c.problem, winner.name(), backends) < c.m_max) {
+      spent();
+      continue;
+    }
+    std::string low_note;
+    Problem low = c.problem;
+    low.m = c.low_m;
+    if (c.low_m < c.problem.m && reach_of(low, winner.name(), backends) < c.problem.m) {
+      MeasureOptions lm = m;
+      lm.load_lead_us = o.lead_us;
+      lm.load_between_us = o.load_per_cycle * cycle_us({c.boost_us[0], c.boost_us[w], c.boost_us[0]});
+      std::vector<Timing> lt;
+      try {
+        lt = timer.measure(low, {c.contenders[0], winner, c.contenders[0]}, lm);
+      } catch (const std::exception&) {
+        lt.clear();
+      }
+      const bool low_ok = lt.size() == 3 && std::all_of(lt.begin(), lt.end(), [](const Timing& x) {
+        return x.ok && x.median_us > 0;
+      });
+      const double choice_low = low_ok ? std::min(lt[0].median_us, lt[2].median_us) : 0;
+      if (!low_ok || !(lt[1].median_us <= choice_low * (1 + policy.min_gain))) {
+        spent();
+        continue;
+      }
+      low_note = "; at M=" + std::to_string(c.low_m) + ", the segment's lowest, " + us(lt[1].median_us) + " against " +
+                 us(choice_low);
+    }
     const Tactic reference = Tactic::parse(c.reference);
     const double diff = reference == c.contenders[w] ? 0.0 : output_diff(timer, c.problem, reference, c.contenders[w]);
     spent();
@@ -163,8 +207,8 @@ int check_power_states(std::vector<Decision*>& decisions, Timer& timer, const Po
     }
     d.reason += std::string("; ") + kUnderLoad + std::to_string(c.problem.m) + " (the power-capped state), " + to +
                 " ran " + us(capped[w]) + " against " + us(capped[0]) + " for " + from + " (noise " + percent(noise) +
-                ", " + us(c.boost_us[w]) + " against " + us(c.boost_us[0]) + " unloaded): it takes M<=" +
-                std::to_string(s.m_max);
+                ", " + us(c.boost_us[w]) + " against " + us(c.boost_us[0]) + " unloaded" + low_note +
+                "): it takes M<=" + std::to_string(s.m_max);
     touched[c.decision] = 1;
     ++changed;
   }

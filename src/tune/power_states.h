@@ -6,6 +6,8 @@
 // (or a benchmark) runs them wherever its load has left the clock.
 #pragma once
 
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,11 +29,11 @@ struct PowerStateOptions {
   // The load between cycles, as a multiple of one cycle's estimated time (1: half the GPU time is
   // the load), and before each measurement (us; the first of a pass gets first_lead_us: the clock
   // takes ~50-100 ms of load to come down from boost).
-  double load_per_cycle = 1.0;
+  double load_per_cycle = 0.5;
   double lead_us = 2000;
   double first_lead_us = 100000;
   // The pass stops starting measurements once it has run this long (ms); 0: no limit.
-  double budget_ms = 8000;
+  double budget_ms = 6000;
 };
 
 // How a decision's reason says that a segment changed hands under the load (one per segment).
@@ -42,13 +44,18 @@ struct PowerStateContest {
   size_t decision = 0;
   size_t segment = 0;
   Problem problem;
+  int64_t low_m = 0;               // the segment's lowest M
+  int64_t m_max = 0;               // and its highest
   std::vector<Tactic> contenders;  // the choice first
   std::vector<double> boost_us;    // their times where the segment was decided
   std::string reference;           // what `auto` runs there untuned: outputs are compared with it
 };
 
-// The contests of one decision (a measured one; its segments, the edge's included).
-std::vector<PowerStateContest> power_state_contests(const Decision& d, size_t index, const PowerStateOptions& o);
+// The contests of one decision (a measured one; its segments, the edge's included). Tactics in
+// `adaptive` (a backend's adaptive default, e.g. "cublaslt:heuristic") take no part: they run
+// other kernels at other M inside the segment, and the segment's own checks placed them.
+std::vector<PowerStateContest> power_state_contests(const Decision& d, size_t index, const PowerStateOptions& o,
+                                                    const std::set<std::string>& adaptive = {});
 
 struct PowerStateResult {
   bool ran = false;
@@ -63,10 +70,15 @@ struct PowerStateResult {
 // choice under the load by more than max(min_gain, noise_factor x noise). Ties keep the choice.
 size_t power_state_winner(const std::vector<double>& boost_us, const std::vector<double>& capped_us, double threshold);
 
-// Times every contest (lightest first, as given) under the load, and applies the winners whose
-// output matches the reference's: segment tactics, the edge's choice and the reasons change.
-// Returns how many segments changed hands. Never throws for a failing measurement.
-int check_power_states(std::vector<Decision*>& decisions, Timer& timer, const PolicyOptions& policy,
-                       const PowerStateOptions& o, const std::function<double()>& clock_ms);
+// Times every contest (lightest first, as given) under the load, and applies the winners that
+// hold across their segment and whose output matches the reference's: segment tactics, the edge's
+// choice and the reasons change. A winner holds where it needs the same M tiles from the
+// segment's sampled M up to its top (Backend::same_tiles_up_to), and from its lowest M too, or,
+// failing the latter, is timed against the choice there under the load and is not slower by more
+// than min_gain (a fitted cuBLASLt tile chosen at M=384 runs another kernel at M=300: H200, 1.35x
+// the best). Returns how many segments changed hands. Never throws for a failing measurement.
+int check_power_states(std::vector<Decision*>& decisions, const std::vector<Backend*>& backends, Timer& timer,
+                       const PolicyOptions& policy, const PowerStateOptions& o,
+                       const std::function<double()>& clock_ms);
 
 }  // namespace fp8gemm::tuning

@@ -162,7 +162,7 @@ std::vector<Decision> TuningSelector::tune_locked(const std::vector<Problem>& pr
     }
     PowerStateOptions pso;
     pso.budget_ms = options.power_state_budget_ms;
-    if (check_power_states(measured, timer, po, pso, clock) > 0)
+    if (check_power_states(measured, config_.backends, timer, po, pso, clock) > 0)
       for (Decision* d : measured)
         cache_.put({key_of(d->problem), d->choice, d->choice_us, d->default_tactic, d->default_us,
                     cache_segments(d->segments)});

@@ -63,10 +63,16 @@ TEST(PowerStateContests, CloseLightSegmentsOnlyWithTheirTimesWhereTheyWereDecide
   EXPECT_EQ(c[0].contenders[1].name(), "f:y");
   EXPECT_EQ(c[0].boost_us, (std::vector<double>{20, 20.5, 20.55}));
   EXPECT_EQ(c[0].reference, "f:a");
+  EXPECT_EQ(c[0].low_m, 9);  // the bucket (8, 16] starts at 9
+  EXPECT_EQ(c[0].m_max, 12);
   EXPECT_EQ(c[1].segment, 2u);
+  EXPECT_EQ(c[1].low_m, 15);
   EXPECT_EQ(c[1].problem.m, 16);
   ASSERT_EQ(c[1].contenders.size(), 2u);
   EXPECT_EQ(c[1].contenders[1].name(), "f:b");
+  // An adaptive tactic ("cublaslt:heuristic") neither holds a contested segment nor contests one.
+  const std::vector<tuning::PowerStateContest> a = power_state_contests(d, 0, PowerStateOptions{}, {"f:x", "f:b"});
+  ASSERT_EQ(a.size(), 0u);
   d.measured = false;  // from the cache: nothing was timed, nothing to contest
   EXPECT_TRUE(power_state_contests(d, 0, PowerStateOptions{}).empty());
 }
@@ -121,6 +127,48 @@ TEST_F(PowerStatesTest, ATieThatTheLoadBreaksGoesToTheTacticFasterThere) {
   EXPECT_DOUBLE_EQ(seen.front().load_lead_us, PowerStateOptions{}.first_lead_us);
   EXPECT_GT(d[0].phase_ms.at("power_states"), 0);
   EXPECT_FALSE(timer.compared_with.empty());  // the output was checked against the default
+}
+
+TEST_F(PowerStatesTest, AWinnerMustHoldDownToTheSegmentsLowestM) {
+  // b is 30% slower at M=9, the lowest M of the bucket (8, 16] that its one segment covers.
+  timer.at_m = [](const std::string& name, int64_t m, double t) { return name == "fake:b" && m < 16 ? 1.3 * t : t; };
+  TuningSelector sel(config());
+  const std::vector<Decision> d = sel.tune({problem(16)}, timer, options());
+  EXPECT_EQ(d[0].choice, "fake:a") << d[0].reason;
+  EXPECT_EQ(timer.measured_m.back(), 9) << "timed at the segment's lowest M";
+  // With tiles of 16 rows b needs the same tiles from M=9 to 16: that is enough, nothing is timed at 9.
+  fake.tile_height["b"] = 16;
+  TuningSelector tiled(config());
+  TuneOptions o = options();
+  o.retune = true;
+  const size_t before = timer.measured_m.size();
+  const std::vector<Decision> t = tiled.tune({problem(16)}, timer, o);
+  EXPECT_EQ(t[0].choice, "fake:b") << t[0].reason;
+  for (size_t i = before; i < timer.measured_m.size(); ++i) EXPECT_NE(timer.measured_m[i], 9);
+}
+
+TEST_F(PowerStatesTest, AWinnerWhoseTilesChangeBelowTheTopIsNotTaken) {
+  // A segment decided at M=12 that reaches up to 16 (the choice's tiles hold there).
+  Decision d;
+  d.measured = true;
+  d.problem = problem(16);
+  d.choice = d.default_tactic = "fake:a";
+  d.choice_us = d.default_us = 10;
+  d.candidates = {{"fake:a", "default", 10, 0, ""}};
+  d.segments = {{16, "fake:a", "fake:a", 10, 10, {{"fake:a", "default", 10, 0, ""}, {"fake:b", "finalist", 10.1, -1, ""}},
+                 12}};
+  std::vector<Decision*> all{&d};
+  tuning::PolicyOptions po;
+  const std::function<double()> now = [this] { return clock; };
+  fake.tile_height["b"] = 4;  // b needs another tile above 12
+  EXPECT_EQ(check_power_states(all, {&fake}, timer, po, PowerStateOptions{}, now), 0);
+  EXPECT_EQ(d.segments[0].tactic, "fake:a");
+  fake.tile_height["b"] = 16;  // the same tile from 9 to 16: it holds, nothing timed at M=9
+  const size_t before = timer.measured_m.size();
+  EXPECT_EQ(check_power_states(all, {&fake}, timer, po, PowerStateOptions{}, now), 1);
+  EXPECT_EQ(d.segments[0].tactic, "fake:b");
+  EXPECT_EQ(d.choice, "fake:b");  // the edge's segment
+  for (size_t i = before; i < timer.measured_m.size(); ++i) EXPECT_EQ(timer.measured_m[i], 12);
 }
 
 TEST_F(PowerStatesTest, AnOutputThatDiffersKeepsTheChoice) {
