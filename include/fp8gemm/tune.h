@@ -157,7 +157,7 @@ struct TuneOptions {
   // beyond max(min_gain, noise_factor x noise) and its output matches (docs/tuning.md "Both power
   // states"). The pass stops starting measurements after power_state_budget_ms (0: no limit).
   bool check_power_states = true;
-  double power_state_budget_ms = 8000;
+  double power_state_budget_ms = 5000;
   // Called after each key (done counts keys finished, of total). Keys are tuned lightest first
   // (by estimated call time), not in the order given.
   std::function<void(size_t done, size_t total, const Decision&)> progress;

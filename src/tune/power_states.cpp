@@ -162,8 +162,8 @@ int check_power_states(std::vector<Decision*>& decisions, const std::vector<Back
       spent();
       continue;
     }
-    // It must hold across the segment: the same M tiles up to the top, and from the lowest M or
-    // no slower than the choice there under the load.
+    // It must hold across the segment: the same M tiles up to its top, and at its lowest M no
+    // slower than the choice under the load (the choice may run a fitted tile, narrower there).
     const Tactic& winner = c.contenders[w];
     if (reach_of(c.problem, winner.name(), backends) < c.m_max) {
       spent();
@@ -172,7 +172,7 @@ int check_power_states(std::vector<Decision*>& decisions, const std::vector<Back
     std::string low_note;
     Problem low = c.problem;
     low.m = c.low_m;
-    if (c.low_m < c.problem.m && reach_of(low, winner.name(), backends) < c.problem.m) {
+    if (c.low_m < c.problem.m) {
       MeasureOptions lm = m;
       lm.load_lead_us = o.lead_us;
       lm.load_between_us = o.load_per_cycle * cycle_us({c.boost_us[0], c.boost_us[w], c.boost_us[0]});
