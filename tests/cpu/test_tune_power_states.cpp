@@ -103,6 +103,7 @@ struct PowerStatesTest : ::testing::Test {
   TuneOptions options() {
     TuneOptions o;
     o.bucket_samples = 0;  // one segment, the edge's
+    o.check_power_states = true;
     return o;
   }
 };
@@ -200,8 +201,8 @@ TEST_F(PowerStatesTest, OffOrHeavyKeysMeasureNothingUnderLoad) {
     loaded_rounds += loaded(o);
     return scale(name, o);
   };
-  TuneOptions o = options();
-  o.check_power_states = false;
+  TuneOptions o;  // off by default
+  o.bucket_samples = 0;
   TuningSelector off(config());
   EXPECT_EQ(off.tune({problem(16)}, timer, o)[0].choice, "fake:a");
   EXPECT_EQ(loaded_rounds, 0);

@@ -254,7 +254,7 @@ const CommandRegistrar kRegister([](CLI::App& app) {
       ->check(CLI::Range(0.0, 100000.0));
   cmd->add_flag("--power-states,!--no-power-states", o.check_power_states,
                 "after every key, time each light segment's choice and the tactics within 3% of it again under a "
-                "heavy GEMM load; the one with the smaller worse regret over both states takes it (default on)");
+                "heavy GEMM load; the one with the smaller worse regret over both states takes it (default off)");
   cmd->add_option("--power-state-budget-s", o.power_state_budget_s,
                   "with --power-states: the pass starts no measurement after this long (0: no limit)")
       ->capture_default_str()
