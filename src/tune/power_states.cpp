@@ -37,6 +37,11 @@ void add_note(std::vector<CandidateReport>& rows, const std::string& name, const
       c.note += (c.note.empty() ? "" : "; ") + text;
 }
 
+// Every timing of a round ran and has a time.
+bool all_timed(const std::vector<Timing>& t, size_t expected) {
+  return t.size() == expected && std::all_of(t.begin(), t.end(), [](const Timing& x) { return x.ok && x.median_us > 0; });
+}
+
 }  // namespace
 
 std::vector<PowerStateContest> power_state_contests(const Decision& d, size_t index, const PowerStateOptions& o,
@@ -137,8 +142,7 @@ int check_power_states(std::vector<Decision*>& decisions, const std::vector<Back
     } catch (const std::exception&) {
       t.clear();
     }
-    const bool ok = t.size() == round.size() &&
-                    std::all_of(t.begin(), t.end(), [](const Timing& x) { return x.ok && x.median_us > 0; });
+    const bool ok = all_timed(t, round.size());
     const auto spent = [&] { d.phase_ms["power_states"] += clock_ms() - began; };
     if (!ok) {
       spent();
@@ -182,9 +186,7 @@ int check_power_states(std::vector<Decision*>& decisions, const std::vector<Back
       } catch (const std::exception&) {
         lt.clear();
       }
-      const bool low_ok = lt.size() == 3 && std::all_of(lt.begin(), lt.end(), [](const Timing& x) {
-        return x.ok && x.median_us > 0;
-      });
+      const bool low_ok = all_timed(lt, 3);
       const double choice_low = low_ok ? std::min(lt[0].median_us, lt[2].median_us) : 0;
       if (!low_ok || !(lt[1].median_us <= choice_low * (1 + policy.min_gain))) {
         spent();
