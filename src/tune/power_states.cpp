@@ -14,15 +14,15 @@ namespace fp8gemm::tuning {
 
 namespace {
 
-// Times of the tactics timed in full where a segment was decided ("default" and "finalist" rows).
+// Times of the tactics timed in full where a segment was decided.
 std::map<std::string, double> full_round_times(const std::vector<CandidateReport>& rows) {
   std::map<std::string, double> out;
   for (const CandidateReport& c : rows)
-    if ((c.status == "default" || c.status == "finalist") && c.time_us > 0) out.emplace(c.tactic, c.time_us);
+    if (timed_in_full(c)) out.emplace(c.tactic, c.time_us);
   return out;
 }
 
-// GPU time of one round-robin cycle of `n` tactics whose calls take about `call_us`: each
+// GPU time of one round-robin cycle of tactics whose calls take about `call_us` each: each
 // replay lasts >= 20 calls and >= kLongReplayUs (the tuner's timer).
 double cycle_us(const std::vector<double>& call_us) {
   double sum = 0;
@@ -33,13 +33,87 @@ double cycle_us(const std::vector<double>& call_us) {
 // Adds `text` to the note of `name`'s row (the rows where the segment was decided), if any.
 void add_note(std::vector<CandidateReport>& rows, const std::string& name, const std::string& text) {
   for (CandidateReport& c : rows)
-    if (c.tactic == name && (c.status == "default" || c.status == "finalist"))
-      c.note += (c.note.empty() ? "" : "; ") + text;
+    if (c.tactic == name && timed_in_full(c)) c.note += (c.note.empty() ? "" : "; ") + text;
 }
 
 // Every timing of a round ran and has a time.
 bool all_timed(const std::vector<Timing>& t, size_t expected) {
-  return t.size() == expected && std::all_of(t.begin(), t.end(), [](const Timing& x) { return x.ok && x.median_us > 0; });
+  return t.size() == expected &&
+         std::all_of(t.begin(), t.end(), [](const Timing& x) { return x.ok && x.median_us > 0; });
+}
+
+// timer.measure, or nothing where the round failed as a whole.
+std::vector<Timing> measure_or_none(Timer& timer, const Problem& q, const std::vector<Tactic>& tactics,
+                                    const MeasureOptions& m) {
+  try {
+    return timer.measure(q, tactics, m);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+struct ContestResult {
+  size_t winner = 0;           // index into the contenders; 0: the choice stays
+  std::vector<double> capped;  // each contender's time under the load (the choice at its better)
+  double noise = 0;
+  std::string low_note;        // what the segment's lowest M timed, when it was timed
+};
+
+// One contest under the load (`lead_us` of it before the round): its loaded times go into the
+// notes of the rows where the segment was decided; the winner is the one check_power_states
+// applies (power_state_winner, then the segment's ends, then the output check).
+ContestResult time_contest(const PowerStateContest& c, Decision& d, double lead_us, Timer& timer,
+                           const std::vector<Backend*>& backends, const PolicyOptions& policy,
+                           const PowerStateOptions& o) {
+  ContestResult r;
+  // [choice, others..., choice]: the choice's two timings give this round's noise.
+  std::vector<Tactic> round = c.contenders;
+  round.push_back(c.contenders.front());
+  std::vector<double> calls = c.boost_us;
+  calls.push_back(c.boost_us.front());
+  MeasureOptions m;
+  m.replays = o.replays;
+  m.warmup_replays = 1;
+  m.settle = false;  // no recovery: the point is the state the load leaves
+  m.load_between_us = o.load_per_cycle * cycle_us(calls);
+  m.load_lead_us = lead_us;
+  const std::vector<Timing> t = measure_or_none(timer, c.problem, round, m);
+  if (!all_timed(t, round.size())) return r;
+  for (size_t i = 0; i < c.contenders.size(); ++i) r.capped.push_back(t[i].median_us);
+  r.capped[0] = std::min(t.front().median_us, t.back().median_us);  // the choice at its best
+  r.noise = paired_noise(t.front(), t.back());
+  {  // what the loaded round timed, on the rows where the segment was decided (tune --json)
+    ChoiceSegment& s = d.segments[c.segment];
+    std::vector<CandidateReport>& rows = s.sampled_m == d.problem.m ? d.candidates : s.candidates;
+    const double mhz = t.front().clock_mhz;
+    const std::string clock = mhz > 0 ? " at " + std::to_string(int(mhz)) + " MHz" : "";
+    for (size_t i = 0; i < c.contenders.size(); ++i)
+      add_note(rows, c.contenders[i].name(), "under a heavy load: " + us(r.capped[i]) + clock);
+  }
+  const double threshold = std::max(policy.min_gain, policy.noise_factor * r.noise);
+  const size_t w = power_state_winner(c.boost_us, r.capped, threshold);
+  if (w == 0) return r;
+  // It must hold across the segment: the same M tiles up to its top, and at its lowest M no
+  // slower than the choice under the load (the choice may run a fitted tile, narrower there).
+  const Tactic& winner = c.contenders[w];
+  if (reach_of(c.problem, winner.name(), backends) < c.m_max) return r;
+  if (c.low_m < c.problem.m) {
+    Problem low = c.problem;
+    low.m = c.low_m;
+    MeasureOptions lm = m;
+    lm.load_lead_us = o.lead_us;
+    lm.load_between_us = o.load_per_cycle * cycle_us({c.boost_us[0], c.boost_us[w], c.boost_us[0]});
+    const std::vector<Timing> lt = measure_or_none(timer, low, {c.contenders[0], winner, c.contenders[0]}, lm);
+    if (!all_timed(lt, 3)) return r;
+    const double choice_low = std::min(lt[0].median_us, lt[2].median_us);
+    if (!(lt[1].median_us <= choice_low * (1 + policy.min_gain))) return r;
+    r.low_note = "; at M=" + std::to_string(c.low_m) + ", the segment's lowest, " + us(lt[1].median_us) +
+                 " against " + us(choice_low);
+  }
+  const Tactic reference = Tactic::parse(c.reference);
+  const double diff = reference == winner ? 0.0 : output_diff(timer, c.problem, reference, winner);
+  if (diff <= policy.output_tolerance) r.winner = w;  // NaN fails this comparison too
+  return r;
 }
 
 }  // namespace
@@ -60,7 +134,8 @@ std::vector<PowerStateContest> power_state_contests(const Decision& d, size_t in
     if (choice == times.end() || !(choice->second < o.max_call_us)) continue;
     std::vector<std::pair<double, std::string>> others;
     for (const auto& [name, t] : times)
-      if (name != s.tactic && !adaptive.count(name) && t <= choice->second * (1 + o.margin)) others.emplace_back(t, name);
+      if (name != s.tactic && !adaptive.count(name) && t <= choice->second * (1 + o.margin))
+        others.emplace_back(t, name);
     if (others.empty()) continue;
     std::stable_sort(others.begin(), others.end());
     if (others.size() > size_t(o.max_others)) others.resize(size_t(o.max_others));
@@ -118,87 +193,16 @@ int check_power_states(std::vector<Decision*>& decisions, const std::vector<Back
     for (PowerStateContest& c : power_state_contests(*decisions[i], i, o, adaptive)) contests.push_back(std::move(c));
   const double start = clock_ms();
   int changed = 0;
-  bool first = true;
   std::vector<char> touched(decisions.size(), 0);
   for (const PowerStateContest& c : contests) {
     const double began = clock_ms();
     if (o.budget_ms > 0 && began - start >= o.budget_ms) break;
     Decision& d = *decisions[c.decision];
-    // [choice, others..., choice]: the choice's two timings give this round's noise.
-    std::vector<Tactic> round = c.contenders;
-    round.push_back(c.contenders.front());
-    std::vector<double> calls = c.boost_us;
-    calls.push_back(c.boost_us.front());
-    MeasureOptions m;
-    m.replays = o.replays;
-    m.warmup_replays = 1;
-    m.settle = false;  // no recovery: the point is the state the load leaves
-    m.load_between_us = o.load_per_cycle * cycle_us(calls);
-    m.load_lead_us = first ? o.first_lead_us : o.lead_us;
-    first = false;
-    std::vector<Timing> t;
-    try {
-      t = timer.measure(c.problem, round, m);
-    } catch (const std::exception&) {
-      t.clear();
-    }
-    const bool ok = all_timed(t, round.size());
-    const auto spent = [&] { d.phase_ms["power_states"] += clock_ms() - began; };
-    if (!ok) {
-      spent();
-      continue;
-    }
-    std::vector<double> capped;
-    for (size_t i = 0; i < c.contenders.size(); ++i) capped.push_back(t[i].median_us);
-    capped[0] = std::min(t.front().median_us, t.back().median_us);  // the choice at its best
-    const double noise = paired_noise(t.front(), t.back());
-    {  // what the loaded round timed, on the rows where the segment was decided (tune --json)
-      ChoiceSegment& s = d.segments[c.segment];
-      std::vector<CandidateReport>& rows = s.sampled_m == d.problem.m ? d.candidates : s.candidates;
-      const double mhz = t.front().clock_mhz;
-      const std::string clock = mhz > 0 ? " at " + std::to_string(int(mhz)) + " MHz" : "";
-      for (size_t i = 0; i < c.contenders.size(); ++i)
-        add_note(rows, c.contenders[i].name(), "under a heavy load: " + us(capped[i]) + clock);
-    }
-    const double threshold = std::max(policy.min_gain, policy.noise_factor * noise);
-    const size_t w = power_state_winner(c.boost_us, capped, threshold);
-    if (w == 0) {
-      spent();
-      continue;
-    }
-    // It must hold across the segment: the same M tiles up to its top, and at its lowest M no
-    // slower than the choice under the load (the choice may run a fitted tile, narrower there).
-    const Tactic& winner = c.contenders[w];
-    if (reach_of(c.problem, winner.name(), backends) < c.m_max) {
-      spent();
-      continue;
-    }
-    std::string low_note;
-    Problem low = c.problem;
-    low.m = c.low_m;
-    if (c.low_m < c.problem.m) {
-      MeasureOptions lm = m;
-      lm.load_lead_us = o.lead_us;
-      lm.load_between_us = o.load_per_cycle * cycle_us({c.boost_us[0], c.boost_us[w], c.boost_us[0]});
-      std::vector<Timing> lt;
-      try {
-        lt = timer.measure(low, {c.contenders[0], winner, c.contenders[0]}, lm);
-      } catch (const std::exception&) {
-        lt.clear();
-      }
-      const bool low_ok = all_timed(lt, 3);
-      const double choice_low = low_ok ? std::min(lt[0].median_us, lt[2].median_us) : 0;
-      if (!low_ok || !(lt[1].median_us <= choice_low * (1 + policy.min_gain))) {
-        spent();
-        continue;
-      }
-      low_note = "; at M=" + std::to_string(c.low_m) + ", the segment's lowest, " + us(lt[1].median_us) + " against " +
-                 us(choice_low);
-    }
-    const Tactic reference = Tactic::parse(c.reference);
-    const double diff = reference == c.contenders[w] ? 0.0 : output_diff(timer, c.problem, reference, c.contenders[w]);
-    spent();
-    if (!(diff <= policy.output_tolerance)) continue;  // NaN fails too
+    const double lead_us = &c == &contests.front() ? o.first_lead_us : o.lead_us;
+    const ContestResult r = time_contest(c, d, lead_us, timer, backends, policy, o);
+    d.phase_ms["power_states"] += clock_ms() - began;
+    if (r.winner == 0) continue;
+    const size_t w = r.winner;
     ChoiceSegment& s = d.segments[c.segment];
     const std::string from = s.tactic, to = c.contenders[w].name();
     s.tactic = to;
@@ -208,9 +212,9 @@ int check_power_states(std::vector<Decision*>& decisions, const std::vector<Back
       d.choice_us = c.boost_us[w];
     }
     d.reason += std::string("; ") + kUnderLoad + std::to_string(c.problem.m) + " (the power-capped state), " + to +
-                " ran " + us(capped[w]) + " against " + us(capped[0]) + " for " + from + " (noise " + percent(noise) +
-                ", " + us(c.boost_us[w]) + " against " + us(c.boost_us[0]) + " unloaded" + low_note +
-                "): it takes M<=" + std::to_string(s.m_max);
+                " ran " + us(r.capped[w]) + " against " + us(r.capped[0]) + " for " + from + " (noise " +
+                percent(r.noise) + ", " + us(c.boost_us[w]) + " against " + us(c.boost_us[0]) + " unloaded" +
+                r.low_note + "): it takes M<=" + std::to_string(s.m_max);
     touched[c.decision] = 1;
     ++changed;
   }

@@ -262,6 +262,10 @@ double time_again_at_top(ChoiceSegment& s, const Problem& top, const std::string
 
 }  // namespace
 
+bool timed_in_full(const CandidateReport& c) {
+  return (c.status == "default" || c.status == "finalist") && c.time_us > 0;
+}
+
 int64_t reach_of(const Problem& q, const std::string& tactic, const std::vector<Backend*>& backends) {
   try {
     const Tactic t = Tactic::parse(tactic);
@@ -381,7 +385,7 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     if (o.low_end_ties) {
       const CandidateReport* best_tie = nullptr;
       for (const CandidateReport& c : edge ? edge_rows : s.candidates) {
-        const bool timed = (c.status == "default" || c.status == "finalist") && c.time_us > 0;
+        const bool timed = timed_in_full(c);
         const bool known = std::any_of(contenders.begin(), contenders.end(),
                                        [&](const Contender& x) { return x.name == c.tactic; });
         if (timed && !known && c.time_us <= s.us * (1 + threshold) && (!best_tie || c.time_us < best_tie->time_us))

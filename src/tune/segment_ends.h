@@ -17,6 +17,10 @@ namespace fp8gemm::tuning {
 // The name of floor_choice at M = m for `problem`'s shape; empty when no backend can run it.
 std::string fixed_floor(const std::vector<Backend*>& backends, const Problem& problem, int64_t m);
 
+// A row timed in the full round where a segment was decided: the default or a finalist, with a
+// time (a pruned row's is a short round's, on another scale).
+bool timed_in_full(const CandidateReport& c);
+
 // The largest M at which `tactic` still runs the M tiles it runs at q.m (q.m when unknown).
 int64_t reach_of(const Problem& q, const std::string& tactic, const std::vector<Backend*>& backends);
 
