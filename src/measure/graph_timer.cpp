@@ -332,10 +332,23 @@ struct GraphTimer::Impl {
   // Captures `calls` calls of `t` starting at weight copy `first_copy`. On any failure the
   // capture is ended, the partial graph destroyed and non-sticky errors cleared, then it throws.
   GraphExec capture(const Problem& p, const Tactic& t, int calls, int first_copy) {
+    GraphExec g = capture_calls(t.name(), [&] {
+      for (int i = 0; i < calls; ++i) ctx.run_tactic(p, t, args(i, first_copy, out.get()), stream);
+    });
+    g.calls = calls;
+    g.flush_before_replay = double(calls) * double(copy_bytes) < 2.0 * double(l2_bytes);
+    return g;
+  }
+
+  // Captures what `enqueue` puts on the stream into an instantiated, uploaded graph (`what` names
+  // it in errors). On any failure the capture is ended, the partial graph destroyed and non-sticky
+  // errors cleared, then it throws.
+  template <class Enqueue>
+  GraphExec capture_calls(const std::string& what, Enqueue&& enqueue) {
     cudaGraph_t graph = nullptr;
     FP8GEMM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     try {
-      for (int i = 0; i < calls; ++i) ctx.run_tactic(p, t, args(i, first_copy, out.get()), stream);
+      enqueue();
     } catch (...) {
       cudaStreamEndCapture(stream, &graph);
       if (graph) cudaGraphDestroy(graph);
@@ -346,7 +359,7 @@ struct GraphTimer::Impl {
     if (err != cudaSuccess) {
       if (graph) cudaGraphDestroy(graph);
       cudaGetLastError();
-      FP8GEMM_FAIL(kCuda, "capturing ", t.name(), " failed: ", cudaGetErrorString(err));
+      FP8GEMM_FAIL(kCuda, "capturing ", what, " failed: ", cudaGetErrorString(err));
     }
     GraphExec g;
     err = cudaGraphInstantiate(&g.exec, graph, 0);
@@ -354,11 +367,9 @@ struct GraphTimer::Impl {
     if (err != cudaSuccess) {
       g.exec = nullptr;
       cudaGetLastError();
-      FP8GEMM_FAIL(kCuda, "instantiating the graph of ", t.name(), " failed: ", cudaGetErrorString(err));
+      FP8GEMM_FAIL(kCuda, "instantiating the graph of ", what, " failed: ", cudaGetErrorString(err));
     }
     FP8GEMM_CUDA_CHECK(cudaGraphUpload(g.exec, stream));
-    g.calls = calls;
-    g.flush_before_replay = double(calls) * double(copy_bytes) < 2.0 * double(l2_bytes);
     return g;
   }
 
@@ -433,24 +444,7 @@ struct GraphTimer::Impl {
     const GemmArgs args{l->a.get(), l->b.get(), scales.as<float>(), scales.as<float>() + 4, l->out.get()};
     ctx.workspace(stream);
     ctx.run_tactic(p, t, args, stream);  // loads its kernels before the capture
-    cudaGraph_t graph = nullptr;
-    FP8GEMM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    try {
-      ctx.run_tactic(p, t, args, stream);
-    } catch (...) {
-      cudaStreamEndCapture(stream, &graph);
-      if (graph) cudaGraphDestroy(graph);
-      cudaGetLastError();
-      throw;
-    }
-    FP8GEMM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-    const cudaError_t err = cudaGraphInstantiate(&l->graph.exec, graph, 0);
-    cudaGraphDestroy(graph);
-    if (err != cudaSuccess) {
-      l->graph.exec = nullptr;
-      cudaGetLastError();
-      FP8GEMM_FAIL(kCuda, "instantiating the power load's graph failed: ", cudaGetErrorString(err));
-    }
+    l->graph = capture_calls("the power load (" + t.name() + ")", [&] { ctx.run_tactic(p, t, args, stream); });
     // Its time a call, warm: to size the load queued for a given GPU time.
     ensure_events(2);
     constexpr int kCalls = 8;
