@@ -22,6 +22,9 @@ struct ExplainOptions {
   std::string out_dtype = "bf16";
   std::string cache;
   double key_budget_ms = 100;
+  // As `tune`'s: so that explain can show what a tune with the pass would choose, and why.
+  bool power_states = TuneOptions{}.check_power_states;
+  double power_state_budget_s = TuneOptions{}.power_state_budget_ms / 1000;
 };
 
 void run_explain(const ExplainOptions& o) {
@@ -55,6 +58,8 @@ void run_explain(const ExplainOptions& o) {
   TuneOptions to;
   to.key_budget_ms = o.key_budget_ms;
   to.retune = true;
+  to.check_power_states = o.power_states;
+  to.power_state_budget_ms = o.power_state_budget_s * 1000;
   const Decision d = tune(ctx, {p}, to).front();
   std::cout << tuning::explain_text(d) << "auto at M=" << p.m
             << " after this tune: " << shown(Tactic::parse(d.choice_for(p.m))) << "\n";
@@ -70,6 +75,13 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_option("--out", o.out_dtype, "output type (default bf16)");
   cmd->add_option("--cache", o.cache, "cache file to report `auto now` from");
   cmd->add_option("--key-budget-ms", o.key_budget_ms, "time budget of the measurement (default 100)");
+  cmd->add_flag("--power-states,!--no-power-states", o.power_states,
+                "as tune --power-states: time the light segments' close contenders again under a heavy GEMM load "
+                "(the reason then says where a segment changed hands; default off)");
+  cmd->add_option("--power-state-budget-s", o.power_state_budget_s,
+                  "with --power-states: the pass starts no measurement after this long (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
   cmd->callback([] { run_explain(o); });
 });
 
