@@ -115,7 +115,8 @@ struct TuneOptions {
   // With adaptive_floor: where the adaptive floor takes a segment on its lowest M's time, the
   // kernel the heuristic answered there (the one timed) keeps the M up to its own reach (the same
   // M tiles) if the heuristic answers another, untimed kernel in that range (docs/tuning.md "The
-  // low end's kernel holds its tiles"; session 26).
+  // low end's kernel holds its tiles"; session 26), also in the lower part that
+  // split_at_floor_switch gives the adaptive floor (session 30).
   bool floor_keeps_low_kernel = true;
   // With adaptive_floor: a segment that kept the floor's fixed answer at its sampled M, and whose
   // lowest M was not timed, runs the adaptive floor instead ("cublaslt:heuristic": the same

@@ -57,8 +57,9 @@ struct PolicyOptions {
   bool split_at_floor_switch = false;
   // With adaptive_floor: where the adaptive floor takes a segment, the kernel it ran at the
   // segment's lowest M (timed there, the fastest) runs from there up to its own reach (the same M
-  // tiles) wherever the heuristic answers another kernel inside that range (segment_ends.cpp
-  // low_kernel_holds). Off here, on in TuneOptions.
+  // tiles) wherever the heuristic answers another kernel inside that range, and so does the lower
+  // part that split_at_floor_switch gives it (segment_ends.cpp low_kernel_holds). Off here, on in
+  // TuneOptions.
   bool floor_keeps_low_kernel = false;
   // With adaptive_floor: a segment that kept the floor's fixed answer at its sampled M, and
   // whose lowest M was not timed, runs the adaptive floor instead (segment_ends.h

@@ -291,28 +291,41 @@ std::string fixed_floor(const std::vector<Backend*>& backends, const Problem& pr
 // a fixed kernel, timed and the fastest there, which keeps that time while it needs no more M
 // tiles. Where the heuristic answers a third kernel before that reach (neither floor_low nor
 // `floor_top`, its answer at the sampled M: timed nowhere), the segment is split: floor_low itself
-// up to its reach (below the sampled M), the adaptive floor above. Elsewhere the two run kernels
-// that were timed, and nothing changes. Why (H200 sessions 19-26, 6144x4096, the segment
-// (192, 223] of m<=256): the heuristic answers 64x200 at 193-196 (the best there), 128x104 at 200-208 (3.3% slower than
-// 64x200 at 200) and 192x56 at the sampled 213 (the best there): both timed ends were right, and
-// M=200 ran 1.037x the best in every bench. Returns whether it split (segments[i] is then the
-// lower part).
+// up to its reach (at most `top`), the adaptive floor above; where that reach covers the whole
+// segment, floor_low takes it. Elsewhere the two run kernels that were timed, and nothing changes.
+// `top`: the sampled M less one for a segment the adaptive floor took whole, the lower part's top
+// for the lower part of split_at_floor_switch. Why (H200 sessions 19-30, 6144x4096, the segment
+// (192, 223] of m<=256): the heuristic answers 64x200 at 193-196 (the best there), 128x104 at
+// 200-208 (3.3% slower than 64x200 at 200) and 192x56 at the sampled 213 (the best there): both
+// timed ends were right, and M=200 ran 1.037x the best in every bench, and 1.034-1.046x in the
+// sessions 28 and 30 benches whose tune split that segment at the heuristic's switch to 192x56 and
+// gave the adaptive floor the lower part, up to 208. Returns whether it split (segments[i] is then
+// the lower part).
 bool low_kernel_holds(std::vector<ChoiceSegment>& segments, size_t i, const Problem& problem, int64_t low,
-                      const std::vector<Contender>& c, size_t floor, const std::string& floor_low,
-                      const std::string& floor_top, size_t first_row, const std::vector<Backend*>& backends) {
-  if (floor_low.empty() || !(c[floor].at_low > 0)) return false;
+                      int64_t top, const std::vector<Contender>& c, const std::string& adaptive,
+                      const std::string& floor_low, const std::string& floor_top,
+                      const std::vector<Backend*>& backends) {
+  if (floor_low.empty()) return false;
   Problem q = problem;
   q.m = low;
-  const int64_t reach = std::min(reach_of(q, floor_low, backends), segments[i].sampled_m - 1);
+  const int64_t reach = std::min(reach_of(q, floor_low, backends), top);
   const auto [other_m, other] =
       untimed_floor_inside(backends, problem, low, segments[i].sampled_m, reach, floor_low, floor_top);
   if (other_m == 0) return false;
+  // The adaptive floor's low-end row is floor_low's timing: the note goes there.
+  std::vector<CandidateReport>& rows = segments[i].candidates;
+  const auto row = std::find_if(rows.rbegin(), rows.rend(), [&](const CandidateReport& c) {
+    return c.tactic == adaptive && c.status == "low end";
+  });
+  if (row == rows.rend()) return false;
+  row->note += "; its kernel here, " + floor_low + ", keeps the M up to " + std::to_string(reach) +
+               " (the same M tiles), where the heuristic answers " + other + " at M=" + std::to_string(other_m);
+  if (reach >= segments[i].m_max) {
+    segments[i].tactic = floor_low;
+    return false;
+  }
   std::vector<Contender> with_low = c;
-  with_low.push_back({floor_low, 0, c[floor].at_low});
-  // The low-end row of the adaptive floor is floor_low's timing: the note goes there.
-  segments[i].candidates[first_row + floor].note += "; its kernel here, " + floor_low + ", keeps the M up to " +
-                                                    std::to_string(reach) + " (the same M tiles), where the heuristic "
-                                                    "answers " + other + " at M=" + std::to_string(other_m);
+  with_low.push_back({floor_low, 0, row->time_us});
   split_off_lower(segments, i, reach, low, with_low, with_low.size() - 1, "", {});
   return true;
 }
@@ -465,7 +478,12 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     if (o.split_at_floor_switch && adaptive &&
         split_at_floor_switch(segments, i, problem, q.m, contenders, tied, adaptive->name(), floor_top, threshold,
                               backends, edge)) {
-      ++i;  // the upper part
+      // The lower part runs the heuristic's answers up to its top, which may include a kernel
+      // timed nowhere between the one timed at the lowest M and floor_top.
+      if (o.floor_keeps_low_kernel && low_kernel_holds(segments, i, problem, q.m, segments[i].m_max, contenders,
+                                                       adaptive->name(), floor_low, floor_top, backends))
+        ++i;  // the adaptive floor's part of the lower part
+      ++i;    // the upper part
       continue;
     }
     // The bisection has a budget of its own, as large as the check's: it runs at few keys (where
@@ -489,8 +507,9 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
                                    adaptive ? adaptive->name() : std::string(), floor_top, backends);
     s.tactic = contenders[winner].name;
     s.us = contenders[winner].at_sampled;
-    if (floor_won && o.floor_keeps_low_kernel && low_kernel_holds(segments, i, problem, q.m, contenders, winner,
-                                                                   floor_low, floor_top, first_row, backends))
+    if (floor_won && o.floor_keeps_low_kernel &&
+        low_kernel_holds(segments, i, problem, q.m, s.sampled_m - 1, contenders, adaptive->name(), floor_low,
+                         floor_top, backends))
       ++i;  // the upper part, the adaptive floor's
   }
 }

@@ -476,6 +476,55 @@ TEST_F(AdaptiveFloorTest, ASegmentWhoseEndsDisagreeIsSplitWhereTheHeuristicChang
   EXPECT_EQ(run(o).choice_for(60), "cublaslt:heur");
 }
 
+// PolicyOptions::floor_keeps_low_kernel in the lower part of split_at_floor_switch: the heuristic
+// answers h1 below 61, h3 (timed nowhere) at 61 and enum0 from 62. The split gives the adaptive
+// floor (59, 61], timed at 60 only, where it ran h1; at 61 it would run h3. h1 itself takes the
+// part its M tiles reach. (H200 sessions 28 and 30, 6144x4096: the split at the heuristic's switch
+// to 192x56 at 209 gave the adaptive floor 193-208, timed at 193 as 64x200; it ran 128x104 at
+// 200-208, and M=200 was 1.034-1.046x the best in bench.)
+TEST_F(AdaptiveFloorTest, TheSplitsLowerPartKeepsTheKernelTimedAtItsLowestM) {
+  cublaslt.default_by_m = [](int64_t m) { return m < 61 ? "h1" : m < 62 ? "h3" : "enum0"; };
+  cublaslt.tile_height["h1"] = 64;
+  timer.true_us["cublaslt:enum0"] = 10.6;
+  timer.true_us["cublaslt:h3"] = 30;
+  heur_below_edge = 10.6;
+  timer.at_m = [&](const std::string& name, int64_t m, double t) {
+    if (name == "cublaslt:adapt") return time_of("cublaslt:" + cublaslt.default_by_m(m), m);
+    if (name == "cublaslt:h1") return m == 60 ? 9.0 : 11.0;  // the fastest at 60 only, not at the samples
+    return name == "cublaslt:heur" && m < 64 ? heur_below_edge : t;
+  };
+  PolicyOptions o = options(true);
+  o.split_at_floor_switch = true;
+  const Decision before = run(o);
+  EXPECT_EQ(before.choice_for(61), "cublaslt:adapt") << tuning::explain_text(before);  // h3 at 61
+  EXPECT_EQ(before.choice_for(62), "cublaslt:heur");
+
+  o.floor_keeps_low_kernel = true;
+  const Decision d = run(o);
+  EXPECT_EQ(d.choice_for(60), "cublaslt:h1") << tuning::explain_text(d);
+  EXPECT_EQ(d.choice_for(61), "cublaslt:h1");  // h1's one 64-row tile reaches the part's top
+  EXPECT_EQ(d.choice_for(62), "cublaslt:heur");
+  EXPECT_EQ(d.choice_for(64), "cublaslt:heur");
+  EXPECT_NE(tuning::explain_text(d).find("answers cublaslt:h3 at M=61"), std::string::npos);
+
+  // Where h1's tiles end inside the lower part, h1 takes what they reach and the adaptive floor
+  // the rest: h3 at 61-62, enum0 from 63, so the lower part is (59, 62]; h1's 61-row tile reaches 61.
+  cublaslt.default_by_m = [](int64_t m) { return m < 61 ? "h1" : m < 63 ? "h3" : "enum0"; };
+  cublaslt.tile_height["h1"] = 61;
+  const Decision short_reach = run(o);
+  EXPECT_EQ(short_reach.choice_for(60), "cublaslt:h1") << tuning::explain_text(short_reach);
+  EXPECT_EQ(short_reach.choice_for(61), "cublaslt:h1");
+  EXPECT_EQ(short_reach.choice_for(62), "cublaslt:adapt");
+  EXPECT_EQ(short_reach.choice_for(63), "cublaslt:heur");
+
+  // Without a third kernel the lower part stays the adaptive floor's.
+  cublaslt.default_by_m = [](int64_t m) { return m < 62 ? std::string("h1") : std::string("enum0"); };
+  const Decision two = run(o);
+  EXPECT_EQ(two.choice_for(60), "cublaslt:adapt") << tuning::explain_text(two);
+  EXPECT_EQ(two.choice_for(61), "cublaslt:adapt");
+  EXPECT_EQ(two.choice_for(62), "cublaslt:heur");
+}
+
 // With PolicyOptions::low_end_ties, a tactic that tied with the choice at the top joins the check
 // without its output ever compared with the default's (that happens only where it takes the
 // segment). The split at the heuristic's switch must not give it the upper part: here c1, 0.5%
