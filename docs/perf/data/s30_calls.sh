@@ -73,3 +73,49 @@ rm -f $R/acc/cache.json*
 for f in auto_suite auto_between; do
   echo "==== $f"; python3 scripts/auto_regret.py --by-m --worst 8 $R/acc/$f.csv 2>&1 | tail -30 | cut -c1-200
 done
+# ==== .gpu-s30/call5.sh (refused: no machine could be started; 90 s of device time)
+#!/usr/bin/env bash
+# Session 30 call 5 (d3f217f, explain --power-states): llama8b.o (4096x4096) at M=4, where the
+# judge times pdl=2 4-6% faster than the tune's pdl=1 and the tune calls them tied: explain without
+# and with the power-state pass; then small_m's tactics at M=2,3,4 at boost and with a heavy load
+# between cycles (FP8GEMM_LOAD_BETWEEN_US=200, the capped state).
+set -u
+cd "$(dirname "$0")/.."
+B=.gpu/bin; R=$OUT; unset FP8GEMM_CACHE FP8GEMM_TUNE
+[ -f $B/fp8gemm ] || xz -dk $B/fp8gemm.xz; chmod +x $B/fp8gemm
+timeout 30 $B/fp8gemm explain --shape 4096,4096 --m 4 > $R/explain_m4.txt 2>&1; echo "explain rc=$?"
+timeout 40 $B/fp8gemm explain --shape 4096,4096 --m 4 --power-states > $R/explain_m4_power.txt 2>&1; echo "explain --power-states rc=$?"
+for f in explain_m4 explain_m4_power; do echo "== $f"; grep -E "^choice|^reason|under a heavy|pdl=|^auto" $R/$f.txt | cut -c1-200 | head -16; done
+s=$SECONDS; timeout 60 $B/fp8gemm bench --shape 4096,4096 --m 2,3,4 --backend small_m --tactics all --no-confirm-auto --json $R/boost.json > $R/boost.log 2>&1; echo "bench boost rc=$? $((SECONDS-s))s"
+s=$SECONDS; FP8GEMM_LOAD_BETWEEN_US=200 timeout 90 $B/fp8gemm bench --shape 4096,4096 --m 2,3,4 --backend small_m --tactics all --no-confirm-auto --json $R/capped.json > $R/capped.log 2>&1; echo "bench capped rc=$? $((SECONDS-s))s"
+python3 - "$R" <<'PY'
+import json, sys
+for f in ("boost", "capped"):
+    for p in json.load(open(sys.argv[1] + "/" + f + ".json"))["points"]:
+        t = {x["tactic"]: x for x in p["timings"] if x["ok"] and len(x["samples_us"]) > 1}
+        a = t.get("small_m:wgmma,rows=32,splitk=1,stages=11,l2pf=0,pdl=1"); b = t.get("small_m:wgmma,rows=32,splitk=1,stages=11,l2pf=0,pdl=2")
+        best = min(t.values(), key=lambda x: x["median_us"])
+        print(f, "M=%d" % p["M"], "pdl=1 %.3f" % a["median_us"] if a else "-", "pdl=2 %.3f" % b["median_us"] if b else "-", "best %.3f %s" % (best["median_us"], best["tactic"][8:70]))
+PY
+gzip $R/*.json
+# ==== .gpu-s30/call6.sh
+#!/usr/bin/env bash
+# Session 30 call 6 (2afd2df: the low end's kernel holds its tiles in a split's lower part too;
+# explain --power-states): TuneGpu tests; 6144x4096 (llama8b.qkv) tuned at every bucket, explained
+# at M=200 and benched at M=193-213 on that cache; llama8b.o M=4 explained with the power-state pass.
+set -u
+cd "$(dirname "$0")/.."
+B=.gpu/bin; R=$OUT; unset FP8GEMM_CACHE FP8GEMM_TUNE
+for f in fp8gemm fp8gemm_gpu_tests; do [ -f $B/$f ] || xz -dk $B/$f.xz; chmod +x $B/$f; done
+s=$SECONDS; timeout 60 $B/fp8gemm_gpu_tests --gtest_brief=1 --gtest_filter='TuneGpu.*' > $R/gpu_tests.log 2>&1
+echo "TuneGpu rc=$? $((SECONDS-s))s $(grep -E '^\[  (PASSED|FAILED)' $R/gpu_tests.log | tr '\n' ' ')"
+s=$SECONDS; timeout 40 $B/fp8gemm tune --shape 6144,4096 --m buckets --cache $R/c.json --json $R/tune_6144x4096.json > $R/tune.log 2>&1
+echo "tune rc=$? $((SECONDS-s))s"; grep -E "^llama|^6144|  256 " $R/tune.log | head -3
+timeout 20 $B/fp8gemm explain --shape 6144,4096 --m 200 > $R/explain_6144x4096_200.txt 2>&1; echo "explain rc=$?"
+grep -E "^segments|^          M|keeps the M|takes the lower" $R/explain_6144x4096_200.txt | cut -c1-220
+s=$SECONDS; FP8GEMM_CACHE=$R/c.json timeout 60 $B/fp8gemm bench --shape 6144,4096 --m 193,196,200,204,208,213 --tactics all --csv $R/bench_6144x4096.csv > $R/bench.log 2>&1
+echo "bench rc=$? $((SECONDS-s))s"
+python3 scripts/auto_regret.py --worst 6 $R/bench_6144x4096.csv | tail -8 | cut -c1-200
+timeout 40 $B/fp8gemm explain --shape 4096,4096 --m 4 --power-states > $R/explain_4096_m4_power.txt 2>&1; echo "explain --power-states rc=$?"
+grep -E "^choice|^segments|under a heavy|^reason" $R/explain_4096_m4_power.txt | cut -c1-250
+rm -f $R/c.json*
