@@ -297,10 +297,9 @@ std::string fixed_floor(const std::vector<Backend*>& backends, const Problem& pr
 // for the lower part of split_at_floor_switch. Why (H200 sessions 19-30, 6144x4096, the segment
 // (192, 223] of m<=256): the heuristic answers 64x200 at 193-196 (the best there), 128x104 at
 // 200-208 (3.3% slower than 64x200 at 200) and 192x56 at the sampled 213 (the best there): both
-// timed ends were right, and M=200 ran 1.037x the best in every bench, and 1.034-1.046x in the
-// sessions 28 and 30 benches whose tune split that segment at the heuristic's switch to 192x56 and
-// gave the adaptive floor the lower part, up to 208. Returns whether it split (segments[i] is then
-// the lower part).
+// timed ends were right, and M=200 ran 1.037x the best in every bench; and 1.034x in session 30's
+// call 4, whose tune split that segment at the heuristic's switch to 192x56 and gave the adaptive
+// floor the lower part, up to 208. Returns whether it split (segments[i] is then the lower part).
 bool low_kernel_holds(std::vector<ChoiceSegment>& segments, size_t i, const Problem& problem, int64_t low,
                       int64_t top, const std::vector<Contender>& c, const std::string& adaptive,
                       const std::string& floor_low, const std::string& floor_top,
