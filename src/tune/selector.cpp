@@ -29,6 +29,11 @@ std::vector<std::string> best_of(const Decision& d) {
   return out;
 }
 
+// The cache entry of a measured decision under `key`.
+CacheEntry entry_of(const TuneKey& key, const Decision& d) {
+  return {key, d.choice, d.choice_us, d.default_tactic, d.default_us, cache_segments(d.segments)};
+}
+
 }  // namespace
 
 bool stream_is_capturing(cudaStream_t stream) {
@@ -144,7 +149,7 @@ std::vector<Decision> TuningSelector::tune_locked(const std::vector<Problem>& pr
       po.preferred = neighbour_best[shape.to_string()];
       d = decide(rep, config_.backends, def, floor_choice(config_.backends, rep), timer, po);
       if (d.measured) {
-        cache_.put({key, d.choice, d.choice_us, d.default_tactic, d.default_us, cache_segments(d.segments)});
+        cache_.put(entry_of(key, d));
         neighbour_best[shape.to_string()] = best_of(d);
       }
     }
@@ -163,9 +168,7 @@ std::vector<Decision> TuningSelector::tune_locked(const std::vector<Problem>& pr
     PowerStateOptions pso;
     pso.budget_ms = options.power_state_budget_ms;
     if (check_power_states(measured, config_.backends, timer, po, pso, clock) > 0)
-      for (Decision* d : measured)
-        cache_.put({key_of(d->problem), d->choice, d->choice_us, d->default_tactic, d->default_us,
-                    cache_segments(d->segments)});
+      for (Decision* d : measured) cache_.put(entry_of(key_of(d->problem), *d));
     for (size_t i = 0; i < problems.size(); ++i) out[i] = by_key.at(key_of(problems[i]).to_string());
   }
   return out;

@@ -75,13 +75,7 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_option("--out", o.out_dtype, "output type (default bf16)");
   cmd->add_option("--cache", o.cache, "cache file to report `auto now` from");
   cmd->add_option("--key-budget-ms", o.key_budget_ms, "time budget of the measurement (default 100)");
-  cmd->add_flag("--power-states,!--no-power-states", o.power_states,
-                "as tune --power-states: time the light segments' close contenders again under a heavy GEMM load "
-                "(the reason then says where a segment changed hands; default off)");
-  cmd->add_option("--power-state-budget-s", o.power_state_budget_s,
-                  "with --power-states: the pass starts no measurement after this long (0: no limit)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 3600.0));
+  add_power_state_options(cmd, o.power_states, o.power_state_budget_s);
   cmd->callback([] { run_explain(o); });
 });
 

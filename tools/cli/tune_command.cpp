@@ -193,6 +193,21 @@ void run_tune(const TuneCliOptions& o) {
   }
 }
 
+}  // namespace
+
+void add_power_state_options(CLI::App* cmd, bool& on, double& budget_s) {
+  cmd->add_flag("--power-states,!--no-power-states", on,
+                "after every key, time each light segment's choice and the tactics within 3% of it again under a "
+                "heavy GEMM load; the one with the smaller worse regret over both states takes it, and the reason "
+                "says where (default off)");
+  cmd->add_option("--power-state-budget-s", budget_s,
+                  "with --power-states: the pass starts no measurement after this long (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
+}
+
+namespace {
+
 const CommandRegistrar kRegister([](CLI::App& app) {
   static TuneCliOptions o;
   CLI::App* cmd = app.add_subcommand("tune", "measure every tactic per (shape, M bucket) and write the tuning cache");
@@ -252,13 +267,7 @@ const CommandRegistrar kRegister([](CLI::App& app) {
                   "(DESIGN's minimum)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100000.0));
-  cmd->add_flag("--power-states,!--no-power-states", o.check_power_states,
-                "after every key, time each light segment's choice and the tactics within 3% of it again under a "
-                "heavy GEMM load; the one with the smaller worse regret over both states takes it (default off)");
-  cmd->add_option("--power-state-budget-s", o.power_state_budget_s,
-                  "with --power-states: the pass starts no measurement after this long (0: no limit)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 3600.0));
+  add_power_state_options(cmd, o.check_power_states, o.power_state_budget_s);
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });
