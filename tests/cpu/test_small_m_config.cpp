@@ -723,7 +723,9 @@ TEST(SmallMConfig, FittedRowsNamesRulesLayoutAndCandidates) {
   expect_sm90_only(c);
   // TMA weights, 34 rows: a 40-row weight tile; 8 activation rows; the wgmma's 64 rows end 16 rows
   // past the last stage. 100 rows: two warpgroups (128 MMA rows) over a 104-row tile and 32
-  // activation rows. cp.async weights keep the whole 64 W-row tile (the rows past 34 zero-filled).
+  // activation rows. cp.async weights: up to 48 rows at m <= 16 the compact 48-row tile (the rows
+  // past 34 zero-filled) and a pad after each ring stage for the wgmma's last 8 rows (the 8
+  // activation rows take the 8 before them); elsewhere the whole 64 W-row tile.
   const WgmmaStageLayout l34 = wgmma_stage_layout(1, 34, false);
   EXPECT_EQ(l34.w_bytes, 40 * 128);
   EXPECT_EQ(l34.stage_bytes, (40 + 8) * 128);
@@ -731,11 +733,23 @@ TEST(SmallMConfig, FittedRowsNamesRulesLayoutAndCandidates) {
   EXPECT_EQ(l34.tail_bytes, 16 * 128);
   const Config tma34 = wgmma_config(34, 1, 16, true);
   EXPECT_EQ(shared_bytes(problem(1, 4480, 15680), tma34), size_t(16 * 48 * 128 + 16 * 128 + 1024));
+  EXPECT_TRUE(cp_compact_tile(1, 34) && cp_compact_tile(16, 48) && cp_compact_tile(9, 33));
+  EXPECT_FALSE(cp_compact_tile(17, 34) || cp_compact_tile(1, 49) || cp_compact_tile(1, 32) || cp_compact_tile(1, 64));
   const WgmmaStageLayout cp34 = wgmma_stage_layout(1, 34, true);
-  EXPECT_EQ(cp34.w_bytes, 64 * 128);
-  EXPECT_EQ(cp34.stage_bytes, (64 + 8) * 128);
+  EXPECT_EQ(cp34.w_bytes, 48 * 128);
+  EXPECT_EQ(cp34.stage_bytes, (48 + 8) * 128);
   EXPECT_EQ(cp34.tail_bytes, 0);
-  EXPECT_EQ(shared_bytes(problem(1, 4480, 15680), c), size_t(16 * 72 * 128 + 1024));
+  EXPECT_EQ(cp34.stage_pad_bytes, 8 * 128);
+  EXPECT_EQ(shared_bytes(problem(1, 4480, 15680), c), size_t(16 * (56 + 8) * 128 + 1024));
+  Config c4 = c;
+  c4.kblocks = 4;  // one pad per ring stage, after its four K blocks
+  c4.stages = 6;
+  EXPECT_EQ(shared_bytes(problem(1, 4480, 15680), c4), size_t(6 * (4 * 56 + 8) * 128 + 1024));
+  EXPECT_EQ(wgmma_stage_layout(16, 47, true).stage_pad_bytes, 0);  // 16 activation rows fill the 16
+  EXPECT_EQ(wgmma_stage_layout(16, 47, true).stage_bytes, (48 + 16) * 128);
+  EXPECT_EQ(wgmma_stage_layout(17, 34, true).stage_bytes, (64 + 24) * 128);  // m > 16: the whole tile
+  EXPECT_EQ(wgmma_stage_layout(1, 49, true).stage_bytes, (64 + 8) * 128);
+  EXPECT_EQ(wgmma_stage_layout(1, 49, true).stage_pad_bytes, 0);
   const WgmmaStageLayout l100 = wgmma_stage_layout(32, 100, false);
   EXPECT_EQ(l100.stage_bytes, (104 + 32) * 128);
   EXPECT_EQ(l100.tx_bytes, (100 + 32) * 128);
@@ -758,7 +772,10 @@ TEST(SmallMConfig, FittedRowsNamesRulesLayoutAndCandidates) {
         const WgmmaStageLayout l = wgmma_stage_layout(m, rows, cp);
         EXPECT_EQ(l.stage_bytes % 1024, 0) << rows << " " << m;
         EXPECT_EQ(l.w_bytes % 1024, 0) << rows << " " << m;
-        EXPECT_GE(l.stage_bytes + l.tail_bytes, 64 * wgmma_warpgroups(rows) * 128) << rows << " " << m;
+        EXPECT_EQ(l.stage_pad_bytes % 1024, 0) << rows << " " << m;
+        EXPECT_GE(l.stage_bytes + l.tail_bytes + l.stage_pad_bytes, 64 * wgmma_warpgroups(rows) * 128)
+            << rows << " " << m;
+        EXPECT_TRUE(l.tail_bytes == 0 || l.stage_pad_bytes == 0) << rows << " " << m;
       }
   // Candidates: the rows that make 2, 3 and 4 blocks per SM where they are fitted: 18560 rows get
   // 71, 47 and 36, 28672 rows 109, 73 and 55; 4480 rows none (17 is too few; one block per SM, 34
@@ -783,12 +800,15 @@ TEST(SmallMConfig, FittedRowsNamesRulesLayoutAndCandidates) {
   EXPECT_EQ(fitted_of(problem(1, 4480, 15680)), std::set<int>());
   EXPECT_EQ(fitted_of(problem(32, 4096, 4096)), std::set<int>());
   EXPECT_EQ(fitted_of(problem(8, 4480, 4096, 2)), std::set<int>({34}));
-  // The ring for that many blocks per SM: 3 blocks of 47 rows at m=16 (TMA: a 48-row weight tile
-  // and 16 activation rows, 8 KB a stage, no tail; cp.async: the 64-row tile, 10 KB; per block ~1 KB
-  // system, 512 B of barriers and 1 KB of alignment): 9 and 7 stages.
+  // The ring for that many blocks per SM: 3 blocks of 47 rows at m=16 (a 48-row weight tile and 16
+  // activation rows, 8 KB a stage, no tail or pad, with either weight path (cp.async: the compact
+  // tile); per block ~1 KB system, 512 B of barriers and 1 KB of alignment): 9 stages. At m=17
+  // cp.async takes the whole 64-row tile and 24 activation rows: 11 KB a stage, 6 stages.
   for (const Config& x : candidate_configs(problem(16, 18560, 4096), 132, 90))
-    if (x.rows == 47)
-      EXPECT_EQ(x.stages, (228 * 1024 / 3 - 1024 - 512 - 1024) / (((x.cp_weights ? 64 : 48) + 16) * 128));
+    if (x.rows == 47) EXPECT_EQ(x.stages, (228 * 1024 / 3 - 1024 - 512 - 1024) / ((48 + 16) * 128)) << x.to_string();
+  for (const Config& x : candidate_configs(problem(17, 18560, 4096), 132, 90))
+    if (x.rows == 47 && x.cp_weights && x.kblocks == 1)
+      EXPECT_EQ(x.stages, (228 * 1024 / 3 - 1024 - 512 - 1024) / ((64 + 24) * 128)) << x.to_string();
   for (const Config& x : candidate_configs(problem(1, 4480, 15680), 148, 100)) EXPECT_FALSE(fitted_rows(x.rows) && x.wgmma);
 }
 
@@ -860,15 +880,20 @@ TEST(SmallMConfig, KBlocksNamesRulesAndSharedMemory) {
   EXPECT_TRUE(can_implement(nano, c, 90));
   c.stages = 10;  // 10 x 24 KB > 220 KB
   EXPECT_FALSE(can_implement(nano, c, 90));
-  // cp.async weights: the same stage of four K blocks, each on the whole 64-row tile (9 KB at m=1).
+  // cp.async weights: the same stage of four K blocks, each on the compact 48-row tile (7 KB at
+  // m=1), and a 1 KB pad after the stage; at m=17 each on the whole 64-row tile (11 KB).
   Config cp = with_cp_weights(c);
-  cp.stages = 6;
-  EXPECT_EQ(cp.to_string(), "wgmma,rows=34,splitk=2,stages=6,l2pf=0,pdl=1,kblocks=4,wload=cp");
+  cp.stages = 7;
+  EXPECT_EQ(cp.to_string(), "wgmma,rows=34,splitk=2,stages=7,l2pf=0,pdl=1,kblocks=4,wload=cp");
   EXPECT_EQ(parse_config(cp.to_string()), cp);
-  EXPECT_EQ(shared_bytes(nano, cp), size_t(6 * 4 * 72 * 128 + 1024));
+  EXPECT_EQ(shared_bytes(nano, cp), size_t(7 * (4 * 56 + 8) * 128 + 1024));
   EXPECT_TRUE(can_implement(nano, cp, 90));
-  cp.stages = 7;  // 7 x 36 KB > 220 KB
+  cp.stages = 8;  // 8 x 29 KB > 220 KB
   EXPECT_FALSE(can_implement(nano, cp, 90));
+  cp.stages = 4;
+  EXPECT_EQ(shared_bytes(problem(17, 4480, 15680), cp), size_t(4 * 4 * 88 * 128 + 1024));
+  cp.stages = 5;  // 5 x 44 KB at m=17 > 220 KB
+  EXPECT_FALSE(can_implement(problem(17, 4480, 15680), cp, 90));
 }
 
 // kblocks candidates: fitted rows at one block per SM (rows = ceil(n / SMs)), no split-K; TMA
@@ -894,15 +919,15 @@ TEST(SmallMConfig, KBlocksCandidatesAreFittedRowsAtOneBlockPerSm) {
     return shared_bytes(p, deeper) > kWgmmaMaxSharedBytes;
   };
   // nano9b.down: 132 blocks of 34 rows. TMA: 4 x 6 KB a stage at m=1 (a 40-row weight tile, 8
-  // activation rows), 9 stages; at m=16 4 x 7 KB, 7 stages. cp.async: 4 x 9 KB (the whole 64-row
-  // tile), 6 stages; at m=16 4 x 10 KB, 5.
+  // activation rows), 9 stages; at m=16 4 x 7 KB, 7 stages. cp.async: 4 x 7 KB + 1 KB (the compact
+  // 48-row tile and the stage's pad), 7 stages; at m=16 4 x 8 KB, 6.
   const Problem nano1 = problem(1, 4480, 15680), nano16 = problem(16, 4480, 15680);
   EXPECT_EQ(kblocks_of(nano1), (std::vector<std::string>{"wgmma,rows=34,splitk=1,stages=9,l2pf=0,pdl=1,kblocks=4",
-                                                         "wgmma,rows=34,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=4,wload=cp",
-                                                         "wgmma,rows=34,splitk=1,stages=5,l2pf=0,pdl=1,kblocks=4,wload=cp"}));
+                                                         "wgmma,rows=34,splitk=1,stages=7,l2pf=0,pdl=1,kblocks=4,wload=cp",
+                                                         "wgmma,rows=34,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=4,wload=cp"}));
   EXPECT_EQ(kblocks_of(nano16), (std::vector<std::string>{"wgmma,rows=34,splitk=1,stages=7,l2pf=0,pdl=1,kblocks=4",
-                                                          "wgmma,rows=34,splitk=1,stages=5,l2pf=0,pdl=1,kblocks=4,wload=cp",
-                                                          "wgmma,rows=34,splitk=1,stages=4,l2pf=0,pdl=1,kblocks=4,wload=cp"}));
+                                                          "wgmma,rows=34,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=4,wload=cp",
+                                                          "wgmma,rows=34,splitk=1,stages=5,l2pf=0,pdl=1,kblocks=4,wload=cp"}));
   for (const auto& [p, names] : {std::pair{nano1, kblocks_of(nano1)}, std::pair{nano16, kblocks_of(nano16)}}) {
     EXPECT_TRUE(deepest(p, names[0])) << names[0];
     EXPECT_TRUE(deepest(p, names[1])) << names[1];

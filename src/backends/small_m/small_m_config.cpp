@@ -252,13 +252,19 @@ Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
 WgmmaStageLayout wgmma_stage_layout(int64_t m, int rows, bool cp_weights) {
   WgmmaStageLayout l;
   const int mma_n = rows == 32 ? 2 * wgmma_n(m) : wgmma_n(m);  // K pairs: two K blocks' activations
+  const bool compact = cp_weights && cp_compact_tile(m, rows);
   const int tile_rows = rows == 32   ? 64
+                        : compact    ? kCpCompactTileRows
                         : cp_weights ? 64 * wgmma_warpgroups(rows)
                                      : (rows + 7) / 8 * 8;  // 128-byte swizzle atoms of 8 rows
   l.w_bytes = tile_rows * kWgmmaKBlock;
   l.stage_bytes = l.w_bytes + mma_n * kWgmmaKBlock;
   l.tx_bytes = (rows == 32 ? 64 : rows) * kWgmmaKBlock + mma_n * kWgmmaKBlock;
-  l.tail_bytes = std::max(0, 64 * wgmma_warpgroups(rows) - tile_rows - mma_n) * kWgmmaKBlock;
+  // The MMA's 64 W rows end past the tile: into the activation tile, then (TMA) the next stage and
+  // after the last one the tail, or (compact cp.async) the next unit of the stage and after its
+  // last one the stage's pad.
+  const int overrun = std::max(0, 64 * wgmma_warpgroups(rows) - tile_rows - mma_n) * kWgmmaKBlock;
+  (compact ? l.stage_pad_bytes : l.tail_bytes) = overrun;
   return l;
 }
 
@@ -306,7 +312,8 @@ size_t shared_bytes(const Problem& p, const Config& c) {
   // what the last stage's wgmma reads past it.
   if (c.wgmma) {
     const WgmmaStageLayout l = wgmma_stage_layout(p.m, c.rows, c.cp_weights);
-    return size_t(c.stages) * size_t(c.kblocks) * size_t(l.stage_bytes) + size_t(l.tail_bytes) + 1024 +
+    return size_t(c.stages) * (size_t(c.kblocks) * size_t(l.stage_bytes) + size_t(l.stage_pad_bytes)) +
+           size_t(l.tail_bytes) + 1024 +
            wgmma_reduce_bytes(p, c);
   }
   // Per thread R*MT*4 fp32 accumulators; one slab per warp, plus the block's partial sum that
@@ -375,7 +382,7 @@ int wgmma_ring_stages(const Problem& p, int rows, int occ, int64_t static_bytes,
   const WgmmaStageLayout l = wgmma_stage_layout(p.m, rows, cp_weights);
   const int64_t per_block = std::min<int64_t>(kSmSharedBytes / occ - 1024 - static_bytes, int64_t(kWgmmaMaxSharedBytes)) -
                             1024 - extra_bytes - l.tail_bytes;
-  const int64_t stage = int64_t(l.stage_bytes) * kblocks;
+  const int64_t stage = int64_t(l.stage_bytes) * kblocks + l.stage_pad_bytes;
   const int64_t st = std::min<int64_t>(kWgmmaMaxStages, per_block / stage);
   return st >= 4 ? int(st) : 0;
 }

@@ -110,19 +110,28 @@ constexpr int kThreadsCp = W * 128 + kCpProducers;
 // rings for up to 4 blocks per SM, and the register cap this implies (64 / 85) leaves no spills.
 // kKPair: rows=32 blocks (two K blocks per stage; see the TMA kernel). Fitted rows (p.rows < 64 W)
 // need nothing of their own: the producers copy the rows the block owns (CpRows) and zero-fill
-// the others. kKBlocks: kblocks=B, B K blocks per ring stage (K pairs: B pairs, 1 or 2), each laid out
+// the others. kTileRows: the weight tile's rows, 64 W, or kCpCompactTileRows for fitted rows up
+// to 48 at m <= 16 (cp_compact_tile, WgmmaStageLayout): the wgmma still reads 64 rows, the last
+// 16 from the unit's activation tile and the next unit of the stage or, after the stage's last
+// unit, its pad (kPad), so never a stage the producers may be writing. kKBlocks: kblocks=B, B K blocks per ring stage (K pairs: B pairs, 1 or 2), each laid out
 // as a one-unit stage (RingStage) under one pair of barriers. A kernel per B: a run-time count of K
 // blocks made the TMA kernel's consumers wait for every wgmma and its producer 2x slower (session
 // 15), and a run-time dispatch between the three inside one cp.async kernel made its one-K-block
 // tactics 3-7% slower (session 16).
-template <class WT, class AT, int W, int NP, bool kKPair = false, int kKBlocks = 1>
+template <class WT, class AT, int W, int NP, bool kKPair = false, int kKBlocks = 1, int kTileRows = 64 * W>
 __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     small_m_wgmma_cp_kernel(const __grid_constant__ CUtensorMap amap, const Params p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
-  using St = RingStage<W, NP>;  // the 64 W-row tile, fitted rows too (zero-filled past p.rows)
-  constexpr int kKB = St::kKB, kWBytes = St::kWBytes, kABytes = St::kABytes, kStage = St::kBytes;
+  using St = RingStage<W, NP>;  // the 64 W-row stage (kTileRows = 64 W; fitted rows zero-filled past p.rows)
+  constexpr int kKB = St::kKB, kABytes = St::kABytes;
+  constexpr int kWBytes = kTileRows * kKB, kStage = kWBytes + kABytes;  // one unit (K block or pair)
+  // What the wgmma reads past a compact stage's last unit (WgmmaStageLayout::stage_pad_bytes).
+  constexpr int kPad = (64 * W - kTileRows) * kKB > kABytes ? (64 * W - kTileRows) * kKB - kABytes : 0;
+  static_assert(kTileRows % 16 == 0 && kTileRows <= 64 * W, "a producer thread copies rows 16 apart");
+  static_assert(kTileRows == 64 * W || (W == 1 && !kKPair), "compact tiles are for fitted rows of one warpgroup");
+  static_assert(kStage % 1024 == 0 && kPad % 1024 == 0, "stage tiles must stay 1024-byte aligned");
   constexpr int kAcc = NP / 2;  // f32 accumulators per consumer thread
-  constexpr int kRowsPerThread = W * 64 * (kKB / 16) / kCpProducers;  // 16-byte chunks per stage
+  constexpr int kRowsPerThread = kTileRows * (kKB / 16) / kCpProducers;  // 16-byte chunks per stage
   static_assert(kCpProducers % (kKB / 16) == 0, "a producer thread keeps one chunk column");
   static_assert(kKB == 128, "cp_weight_kblock writes 128-byte swizzled rows");
   static_assert(!kKPair || W == 1, "K pairs fill one warpgroup");
@@ -147,7 +156,7 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
 
-  constexpr int KB = kKBlocks, kStride = KB * kStage;  // a ring stage: KB one-unit stages (K blocks or pairs)
+  constexpr int KB = kKBlocks, kStride = KB * kStage + kPad;  // a ring stage: KB units (K blocks or pairs)
   static_assert(!kKPair || KB <= 2, "K pairs: one or two pairs a stage");
   const int nst = stage_count<kKPair>(nkb, KB);
 

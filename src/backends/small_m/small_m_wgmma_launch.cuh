@@ -84,15 +84,27 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
     // Weights by cp.async (no weight tensor map); one producer warpgroup instead of one warp.
     // One kernel per K blocks per stage (1, 2, 4; K pairs: pairs per stage, 1 or 2, so none in
     // the third slot).
-    static std::atomic<uint64_t> raised_cp[3]{};
+    // Fitted rows up to 48 at m <= 16: the compact 48-row tile (cp_compact_tile), one kernel per
+    // K blocks per stage too.
+    static std::atomic<uint64_t> raised_cp[6]{};
     const int kb = c.kblocks == 4 ? 2 : c.kblocks == 2 ? 1 : 0;
     using K = decltype(&small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 1>);
     constexpr K kernels[3] = {small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 1>,
                               small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 2>,
                               kKPair ? nullptr : small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, kKPair ? 1 : 4>};
-    const K kernel = kernels[kb];
+    constexpr bool kCompactBuilt = W == 1 && !kKPair && NP <= 16;
+    K compact[3] = {nullptr, nullptr, nullptr};
+    if constexpr (kCompactBuilt) {
+      compact[0] = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 1, kCpCompactTileRows>;
+      compact[1] = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 2, kCpCompactTileRows>;
+      compact[2] = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 4, kCpCompactTileRows>;
+    }
+    const bool use_compact = cp_compact_tile(pr.m, c.rows);
+    FP8GEMM_REQUIRE(!use_compact || kCompactBuilt, kInternal, "small_m: config ", c.to_string(),
+                    " needs the compact cp.async tile, which has no instantiation here");
+    const K kernel = use_compact ? compact[kb] : kernels[kb];
     FP8GEMM_REQUIRE(kernel, kInternal, "small_m: config ", c.to_string(), " has no cp.async kernel");
-    raise_smem_limit_once(kernel, raised_cp[kb]);
+    raise_smem_limit_once(kernel, raised_cp[kb + (use_compact ? 3 : 0)]);
     cfg.blockDim = dim3(unsigned(kThreadsCp<W>));
     FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, amap, kp));
     return;
@@ -147,7 +159,7 @@ void launch_wgmma_pair(const LaunchArgs& l) {
   kp.early = c.early;
   kp.rows = c.rows;
   const WgmmaStageLayout layout = wgmma_stage_layout(pr.m, c.rows, c.cp_weights);
-  kp.stage_bytes = layout.stage_bytes * c.kblocks;
+  kp.stage_bytes = layout.stage_bytes * c.kblocks + layout.stage_pad_bytes;
   kp.w_bytes = layout.w_bytes;
   kp.stage_tx = layout.tx_bytes;
   kp.stage_kblocks = c.kblocks;
