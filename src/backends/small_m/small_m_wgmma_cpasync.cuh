@@ -62,7 +62,7 @@ __device__ __forceinline__ CpRows cp_rows(const Params& p, const uint8_t* wb, in
 // K, this thread's chunk column included) of its rows (CpRows), into the 128-byte-swizzled tile
 // at shared address `st` (this thread's first row and swizzled column included; its rows are
 // 16 x 128 bytes apart). Rows the block does not own and chunks at or beyond k are zero-filled
-// (fitted rows: the stage keeps its whole 64 W-row tile, WgmmaStageLayout); the caller then
+// (fitted rows: every row of the tile, 64 W or the compact 48, is written; WgmmaStageLayout); the caller then
 // arrives on the stage's full barrier (cp_async_mbar_arrive_noinc). Every copy is issued, back to
 // back: skipping the rows a fitted block does not own (a predicate per copy) made most of its
 // tactics 1-14% slower on the H200 (session 16, call 2), and an early exit made every kernel's
