@@ -735,6 +735,17 @@ TEST(SmallMConfig, FittedRowsNamesRulesLayoutAndCandidates) {
   EXPECT_EQ(shared_bytes(problem(1, 4480, 15680), tma34), size_t(16 * 48 * 128 + 16 * 128 + 1024));
   EXPECT_TRUE(cp_compact_tile(1, 34) && cp_compact_tile(16, 48) && cp_compact_tile(9, 33));
   EXPECT_FALSE(cp_compact_tile(17, 34) || cp_compact_tile(1, 49) || cp_compact_tile(1, 32) || cp_compact_tile(1, 64));
+  EXPECT_EQ(cp_compact_tile_rows(16, 78), 80);  // two warpgroups: 65..80 rows
+  EXPECT_EQ(cp_compact_tile_rows(1, 65), 80);
+  EXPECT_EQ(cp_compact_tile_rows(1, 81), 0);
+  EXPECT_EQ(cp_compact_tile_rows(17, 78), 0);
+  EXPECT_EQ(cp_compact_tile_rows(1, 128), 0);
+  // 78 rows at m=16: an 80-row tile and 16 activation rows a unit; the second warpgroup's MMA rows
+  // 64..127 end 32 rows past them (a 4 KB pad after the stage); at m=1 8 activation rows, 5 KB.
+  EXPECT_EQ(wgmma_stage_layout(16, 78, true).stage_bytes, (80 + 16) * 128);
+  EXPECT_EQ(wgmma_stage_layout(16, 78, true).stage_pad_bytes, 32 * 128);
+  EXPECT_EQ(wgmma_stage_layout(1, 78, true).stage_pad_bytes, 40 * 128);
+  EXPECT_EQ(wgmma_stage_layout(17, 78, true).stage_bytes, (128 + 24) * 128);
   const WgmmaStageLayout cp34 = wgmma_stage_layout(1, 34, true);
   EXPECT_EQ(cp34.w_bytes, 48 * 128);
   EXPECT_EQ(cp34.stage_bytes, (48 + 8) * 128);
@@ -936,13 +947,19 @@ TEST(SmallMConfig, KBlocksCandidatesAreFittedRowsAtOneBlockPerSm) {
             (std::vector<std::string>{"wgmma,rows=63,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=4",
                                       "wgmma,rows=63,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=4,wload=cp",
                                       "wgmma,rows=63,splitk=1,stages=5,l2pf=0,pdl=1,kblocks=4,wload=cp"}));
-  // llama70b.qkv: 132 blocks of 78 rows (two warpgroups): cp.async with two K blocks of the whole
-  // 128-row tile (4 x 17 KB leaves fewer than 4 stages).
+  // llama70b.qkv: 132 blocks of 78 rows (two warpgroups): cp.async with two K blocks a stage; at
+  // m=1 each on the compact 80-row tile with 8 activation rows (11 KB) and a 5 KB pad, 27 KB a
+  // stage, 8 stages; at m=17 on the whole 128-row tile with 24 (19 KB), 5 stages.
   const Problem qkv = problem(1, 10240, 8192);
   const std::vector<std::string> two = kblocks_of(qkv);
   ASSERT_EQ(two.size(), 2u);
-  EXPECT_EQ(two[1], "wgmma,rows=78,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=2,wload=cp");
+  EXPECT_EQ(two[1], "wgmma,rows=78,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=2,wload=cp");
   EXPECT_TRUE(deepest(qkv, two[1]));
+  const Problem qkv17 = problem(17, 10240, 8192);
+  const std::vector<std::string> two17 = kblocks_of(qkv17);
+  ASSERT_EQ(two17.size(), 2u);
+  EXPECT_EQ(two17[1], "wgmma,rows=78,splitk=1,stages=5,l2pf=0,pdl=1,kblocks=2,wload=cp");
+  EXPECT_TRUE(deepest(qkv17, two17[1]));
   EXPECT_TRUE(kblocks_of(problem(1, 4096, 4096)).empty());   // 32 rows: K pairs
   EXPECT_TRUE(kblocks_of(problem(1, 18560, 4096)).empty());  // 141 rows: not fitted
   EXPECT_TRUE(kblocks_of(problem(1, 4480, 896)).empty());    // 7 K blocks

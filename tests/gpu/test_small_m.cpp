@@ -353,7 +353,7 @@ TEST(SmallM, WgmmaDeepRingsEveryKindAndSplit) {
 }
 
 // kblocks=2 and 4 (K blocks per ring stage, the one-shot TMA and cp.async kernels): 64 and 128
-// rows, fitted rows of one and two warpgroups, m 1..32, K of 17 blocks with a 16-byte tail (a last
+// rows, fitted rows of one and two warpgroups (with cp.async at m <= 16 on the compact tiles), m 1..32, K of 17 blocks with a 16-byte tail (a last
 // stage of one K block), 8 and 1 (a stage with fewer K blocks than it holds), split-K 1..5 (ranges
 // that end mid-stage), rings 2..12, pdl 0/1/2 and early (TMA), ragged n (208 rows) and batch 2,
 // both weight paths; then every dtype pair and output type.
@@ -361,7 +361,7 @@ TEST(SmallM, WgmmaKBlocksPerStageEveryKindAndSplit) {
   FP8GEMM_SKIP_WITHOUT_GPU();
   if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
   Backend& be = small_m_backend();
-  const int rows_list[] = {64, 34, 128, 47, 100};
+  const int rows_list[] = {64, 34, 128, 47, 100, 78};  // cp.async at m <= 16: 34, 47 and 78 on compact tiles
   const int stages_list[] = {2, 3, 5, 8, 12};
   const int splitk_list[] = {1, 2, 3, 5};
   uint64_t seed = 10100;
@@ -374,7 +374,7 @@ TEST(SmallM, WgmmaKBlocksPerStageEveryKindAndSplit) {
         for (bool cp : {false, true}) {
           ++pick;
           const int kblocks = int((k + 127) / 128), pdl = pick % 3;
-          small_m::Config c = small_m::wgmma_config(rows_list[pick % 5], std::min(splitk_list[pick % 4], kblocks),
+          small_m::Config c = small_m::wgmma_config(rows_list[pick % 6], std::min(splitk_list[pick % 4], kblocks),
                                                     stages_list[(pick * 3) % 5], pdl > 0);
           c.kblocks = kb;
           if (cp) c = small_m::with_cp_weights(c);

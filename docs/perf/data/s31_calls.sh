@@ -141,3 +141,50 @@ echo "suite bench rc=$? $((SECONDS-s))s"
 python3 src/backends/small_m/bench/device/summarize.py $R/suite_m16.json > $R/small_m_summary.txt 2>&1
 grep -E "^geomean x \(best small_m\)|MB M<=16:|^  M=(1|2|4|8|16):" $R/small_m_summary.txt | cut -c1-170
 cd $R && gzip -f suite_m16.json && tar czf acc.tgz acc && rm -rf acc
+# ==== .gpu-s31/call5.sh
+#!/usr/bin/env bash
+# Session 31 call 5: the compact cp.async tile for fitted rows up to 48 and 65..80 at m <= 16 (48- and 80-row weight
+# tiles and a pad per ring stage): the SmallM GPU tests and `check` on the new build; then the suite at
+# M <= 16 with small_m alone, old build (9fed203) / new / old / new.
+set -u
+cd "$(dirname "$0")/.."
+B=.gpu/bin; O=.gpu-s31/old; R=$OUT; unset FP8GEMM_CACHE FP8GEMM_TUNE
+for f in fp8gemm fp8gemm_gpu_tests; do [ -f $B/$f ] || xz -dk $B/$f.xz; chmod +x $B/$f; done
+[ -f $O/fp8gemm ] || xz -dk $O/fp8gemm.xz; chmod +x $O/fp8gemm
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+s=$SECONDS
+timeout 200 $B/fp8gemm_gpu_tests --gtest_filter='SmallM*' --gtest_brief=1 > $R/smallm_tests.log 2>&1
+echo "SmallM tests rc=$? $((SECONDS-s))s"; grep -E "PASSED|FAILED" $R/smallm_tests.log | head -8
+s=$SECONDS; timeout 90 $B/fp8gemm check --quiet > $R/check.log 2>&1; echo "check rc=$? $((SECONDS-s))s: $(tail -1 $R/check.log)"
+for run in old_a new_a old_b new_b; do
+  s=$SECONDS; bin=$B; [ ${run:0:3} = old ] && bin=$O
+  timeout 150 $bin/fp8gemm bench --model all --m 1,2,4,8,16 --backend small_m --tactics all --json $R/$run.json > $R/$run.log 2>&1
+  echo "suite $run rc=$? $((SECONDS-s))s"
+done
+python3 - $R <<'PY'
+import json,sys,math
+R=sys.argv[1]
+def best(f):
+    out={}
+    for p in json.load(open(f))['points']:
+        ts=[t for t in p['timings'] if t.get('ok') and t.get('median_us') and t['tactic'].startswith('small_m:')]
+        if ts:
+            b=min(ts,key=lambda t:t['median_us'])
+            out[(p['shape'],p['M'])]=(b['median_us'],(p['N']*p['K']+p['M']*p['K']+2*p['M']*p['N'])/4.5e6,p['N']*p['K']/1e6,b['tactic'][8:])
+    return out
+r={k:best('%s/%s.json'%(R,k)) for k in ['old_a','new_a','old_b','new_b']}
+keys=sorted(set.intersection(*[set(v) for v in r.values()]))
+rat=lambda k:(r['new_a'][k][0]+r['new_b'][k][0])/(r['old_a'][k][0]+r['old_b'][k][0])
+print('best small_m new / old (sum of two runs each): geomean %.4f over %d points' % (math.exp(sum(math.log(rat(k)) for k in keys)/len(keys)), len(keys)))
+for cls,lo,hi,thr in [('>=64MB',64,1e9,0.9),('16-32MB',16,32.5,0.7)]:
+    for run in ['old_a','new_a','old_b','new_b']:
+        pts=[k for k in keys if lo<=r[run][k][2]<hi]
+        print(cls, run, '%d of %d >= %.2f' % (sum(1 for k in pts if r[run][k][1]/r[run][k][0]>=thr), len(pts), thr))
+print('points whose best is a compact tactic in a new run, or that moved > 1%:')
+for k in keys:
+    v=[r[x][k][0] for x in ['old_a','new_a','old_b','new_b']]
+    comp=any('wload=cp' in r[x][k][3] and (lambda rows: 33<=rows<=48)(int(r[x][k][3].split('rows=')[1].split(',')[0])) for x in ['new_a','new_b'])
+    if comp or abs(rat(k)-1)>0.01:
+        print('%-26s M=%-2d %6.2f %6.2f %6.2f %6.2f new/old %.3f frac new %.3f  %s' % (k[0],k[1],*v,rat(k),r['new_a'][k][1]/min(v[1],v[3]), r['new_a'][k][3][:70]))
+PY
+cd $R && gzip -f *.json && tar czf logs.tgz *.log && rm -f *.log

@@ -169,22 +169,27 @@ inline int wgmma_n(int64_t m) { return int((m + 7) / 8) * 8; }
 // the last stage keep that inside the allocation. Fitted rows with cp.async weights keep the whole
 // 64 W-row tile and zero-fill the rows past `rows`: with the short tile, the wgmma read the next
 // stage while the producers' cp.async (another proxy) wrote it, and ran up to 1.6x slower than
-// the same tactic with TMA (H200, session 14 call 4). Except where cp_compact_tile: a 48-row tile
-// (the rows past `rows` zero-filled) and `stage_pad_bytes` after each ring stage's units, so that
-// the MMA's last 16 rows read the stage's own activation tile and pad, never the next stage.
+// the same tactic with TMA (H200, session 14 call 4). Except where cp_compact_tile: a 48- or 80-row
+// tile (the rows past `rows` zero-filled) and `stage_pad_bytes` after each ring stage's units, so
+// that the MMA's last 16 or 48 rows read the stage's own activation tiles and pad, never the next
+// stage.
 struct WgmmaStageLayout {
   int stage_bytes = 0, w_bytes = 0, tx_bytes = 0, tail_bytes = 0;
   int stage_pad_bytes = 0;  // after a ring stage's `kblocks` units (cp_compact_tile only)
 };
 WgmmaStageLayout wgmma_stage_layout(int64_t m, int rows, bool cp_weights);
 
-// The cp.async kernel's compact weight tile: fitted rows up to 48 (one warpgroup) at m <= 16 take
-// a 48-row tile instead of the 64-row one (a quarter less shared memory per stage, so a deeper
-// ring at the same occupancy, and a quarter fewer copies per stage for the producers).
-constexpr int kCpCompactTileRows = 48;
-inline bool cp_compact_tile(int64_t m, int rows) {
-  return fitted_rows(rows) && rows <= kCpCompactTileRows && wgmma_n(m) <= 16;
+// The cp.async kernel's compact weight tile at m <= 16: fitted rows up to 48 (one warpgroup) take
+// a 48-row tile instead of 64, and 65..80 (two) an 80-row tile instead of 128 (less shared memory
+// per stage, so a deeper ring at the same occupancy, and fewer copies per stage for the producers).
+// cp_compact_tile_rows: the tile's rows, 0 where the whole 64 W-row tile stays.
+constexpr int kCpCompactTileRows1 = 48, kCpCompactTileRows2 = 80;
+inline int cp_compact_tile_rows(int64_t m, int rows) {
+  if (!fitted_rows(rows) || wgmma_n(m) > 16) return 0;
+  if (rows <= kCpCompactTileRows1) return kCpCompactTileRows1;
+  return rows > 64 && rows <= kCpCompactTileRows2 ? kCpCompactTileRows2 : 0;
 }
+inline bool cp_compact_tile(int64_t m, int rows) { return cp_compact_tile_rows(m, rows) > 0; }
 
 // A v3 config with the derived field filled in.
 inline Config wgmma_config(int rows, int splitk, int stages, bool pdl, int l2pf = 0, int persist = 0) {

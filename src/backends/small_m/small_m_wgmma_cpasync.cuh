@@ -110,10 +110,10 @@ constexpr int kThreadsCp = W * 128 + kCpProducers;
 // rings for up to 4 blocks per SM, and the register cap this implies (64 / 85) leaves no spills.
 // kKPair: rows=32 blocks (two K blocks per stage; see the TMA kernel). Fitted rows (p.rows < 64 W)
 // need nothing of their own: the producers copy the rows the block owns (CpRows) and zero-fill
-// the others. kTileRows: the weight tile's rows, 64 W, or kCpCompactTileRows for fitted rows up
-// to 48 at m <= 16 (cp_compact_tile, WgmmaStageLayout): the wgmma still reads 64 rows, the last
-// 16 from the unit's activation tile and the next unit of the stage or, after the stage's last
-// unit, its pad (kPad), so never a stage the producers may be writing. kKBlocks: kblocks=B, B K blocks per ring stage (K pairs: B pairs, 1 or 2), each laid out
+// the others. kTileRows: the weight tile's rows, 64 W, or the compact 48 / 80 for fitted rows up
+// to 48 / 65..80 at m <= 16 (cp_compact_tile_rows, WgmmaStageLayout): the wgmma still reads 64 W
+// rows, those past the tile from the unit's activation tile and the next unit of the stage or,
+// after the stage's last unit, its pad (kPad), so never a stage the producers may be writing. kKBlocks: kblocks=B, B K blocks per ring stage (K pairs: B pairs, 1 or 2), each laid out
 // as a one-unit stage (RingStage) under one pair of barriers. A kernel per B: a run-time count of K
 // blocks made the TMA kernel's consumers wait for every wgmma and its producer 2x slower (session
 // 15), and a run-time dispatch between the three inside one cp.async kernel made its one-K-block
@@ -128,7 +128,7 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
   // What the wgmma reads past a compact stage's last unit (WgmmaStageLayout::stage_pad_bytes).
   constexpr int kPad = (64 * W - kTileRows) * kKB > kABytes ? (64 * W - kTileRows) * kKB - kABytes : 0;
   static_assert(kTileRows % 16 == 0 && kTileRows <= 64 * W, "a producer thread copies rows 16 apart");
-  static_assert(kTileRows == 64 * W || (W == 1 && !kKPair), "compact tiles are for fitted rows of one warpgroup");
+  static_assert(kTileRows == 64 * W || (!kKPair && kTileRows > 64 * (W - 1)), "a compact tile holds rows of every warpgroup");
   static_assert(kStage % 1024 == 0 && kPad % 1024 == 0, "stage tiles must stay 1024-byte aligned");
   constexpr int kAcc = NP / 2;  // f32 accumulators per consumer thread
   constexpr int kRowsPerThread = kTileRows * (kKB / 16) / kCpProducers;  // 16-byte chunks per stage

@@ -84,22 +84,25 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
     // Weights by cp.async (no weight tensor map); one producer warpgroup instead of one warp.
     // One kernel per K blocks per stage (1, 2, 4; K pairs: pairs per stage, 1 or 2, so none in
     // the third slot).
-    // Fitted rows up to 48 at m <= 16: the compact 48-row tile (cp_compact_tile), one kernel per
-    // K blocks per stage too.
+    // Fitted rows up to 48 or 65..80 at m <= 16: the compact 48- or 80-row tile
+    // (cp_compact_tile_rows), one kernel per K blocks per stage too.
     static std::atomic<uint64_t> raised_cp[6]{};
     const int kb = c.kblocks == 4 ? 2 : c.kblocks == 2 ? 1 : 0;
     using K = decltype(&small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 1>);
     constexpr K kernels[3] = {small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 1>,
                               small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 2>,
                               kKPair ? nullptr : small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, kKPair ? 1 : 4>};
-    constexpr bool kCompactBuilt = W == 1 && !kKPair && NP <= 16;
+    constexpr bool kCompactBuilt = !kKPair && NP <= 16;
+    constexpr int kCompactRows = W == 1 ? kCpCompactTileRows1 : kCpCompactTileRows2;
     K compact[3] = {nullptr, nullptr, nullptr};
     if constexpr (kCompactBuilt) {
-      compact[0] = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 1, kCpCompactTileRows>;
-      compact[1] = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 2, kCpCompactTileRows>;
-      compact[2] = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 4, kCpCompactTileRows>;
+      compact[0] = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 1, kCompactRows>;
+      compact[1] = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 2, kCompactRows>;
+      compact[2] = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 4, kCompactRows>;
     }
     const bool use_compact = cp_compact_tile(pr.m, c.rows);
+    FP8GEMM_REQUIRE(!use_compact || cp_compact_tile_rows(pr.m, c.rows) == kCompactRows, kInternal,
+                    "small_m: config ", c.to_string(), " and its kernel disagree on the compact tile");
     FP8GEMM_REQUIRE(!use_compact || kCompactBuilt, kInternal, "small_m: config ", c.to_string(),
                     " needs the compact cp.async tile, which has no instantiation here");
     const K kernel = use_compact ? compact[kb] : kernels[kb];
