@@ -96,8 +96,9 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 //    MMA rows past `rows` are not the block's (they read whatever the ring holds there and are
 //    never stored), so that the grid can have as many blocks as the SMs hold whatever n is
 //    (4480 rows: 132 blocks of 34, where 32-row tiles make 140 and 64-row tiles 70). With TMA
-//    weights a stage's weight tile is `rows` rounded up to 8 rows (WgmmaStageLayout). One-shot
-//    only, TMA or cp.async weights, l2pf=0.
+//    weights a stage's weight tile is `rows` rounded up to 8 rows; with cp.async weights the whole
+//    64 W-row tile, or at m <= 16 a compact one of 48 (rows <= 48) or 80 rows (65..80;
+//    cp_compact_tile_rows, WgmmaStageLayout). One-shot only, TMA or cp.async weights, l2pf=0.
 //  - early=E (one-shot v3 with TMA weights and PDL, l2pf=0; spelled after pdl, absent = 0): only
 //    the first E of the ring's stages are requested before waiting for the previous kernel, the
 //    rest after it (1 <= E < stages). The next kernel's blocks, which start as this one's first

@@ -62,11 +62,11 @@ __device__ __forceinline__ CpRows cp_rows(const Params& p, const uint8_t* wb, in
 // K, this thread's chunk column included) of its rows (CpRows), into the 128-byte-swizzled tile
 // at shared address `st` (this thread's first row and swizzled column included; its rows are
 // 16 x 128 bytes apart). Rows the block does not own and chunks at or beyond k are zero-filled
-// (fitted rows: every row of the tile, 64 W or the compact 48, is written; WgmmaStageLayout); the caller then
-// arrives on the stage's full barrier (cp_async_mbar_arrive_noinc). Every copy is issued, back to
-// back: skipping the rows a fitted block does not own (a predicate per copy) made most of its
-// tactics 1-14% slower on the H200 (session 16, call 2), and an early exit made every kernel's
-// copies one branch apart and up to 2x slower (session 14, call 1).
+// (fitted rows: every row of the tile, 64 W or a compact 48 / 80, is written; WgmmaStageLayout);
+// the caller then arrives on the stage's full barrier (cp_async_mbar_arrive_noinc). Every copy is
+// issued, back to back: skipping the rows a fitted block does not own (a predicate per copy) made
+// most of its tactics 1-14% slower on the H200 (session 16, call 2), and an early exit made every
+// kernel's copies one branch apart and up to 2x slower (session 14, call 1).
 // kKPair (rows=32): stage rows 32..63 are the block's 32 weight rows again, one K block further.
 template <int kRows, bool kKPair = false>
 __device__ __forceinline__ void cp_weight_kblock(const Params& p, const CpRows& rows, int64_t ko, uint32_t st,
@@ -113,8 +113,9 @@ constexpr int kThreadsCp = W * 128 + kCpProducers;
 // the others. kTileRows: the weight tile's rows, 64 W, or the compact 48 / 80 for fitted rows up
 // to 48 / 65..80 at m <= 16 (cp_compact_tile_rows, WgmmaStageLayout): the wgmma still reads 64 W
 // rows, those past the tile from the unit's activation tile and the next unit of the stage or,
-// after the stage's last unit, its pad (kPad), so never a stage the producers may be writing. kKBlocks: kblocks=B, B K blocks per ring stage (K pairs: B pairs, 1 or 2), each laid out
-// as a one-unit stage (RingStage) under one pair of barriers. A kernel per B: a run-time count of K
+// after the stage's last unit, its pad (kPad), so never a stage the producers may be writing.
+// kKBlocks: kblocks=B, B K blocks per ring stage (K pairs: B pairs, 1 or 2), each laid out as a
+// one-unit stage (RingStage) under one pair of barriers. A kernel per B: a run-time count of K
 // blocks made the TMA kernel's consumers wait for every wgmma and its producer 2x slower (session
 // 15), and a run-time dispatch between the three inside one cp.async kernel made its one-K-block
 // tactics 3-7% slower (session 16).

@@ -101,10 +101,8 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
       compact[2] = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 4, kCompactRows>;
     }
     const bool use_compact = cp_compact_tile(pr.m, c.rows);
-    FP8GEMM_REQUIRE(!use_compact || cp_compact_tile_rows(pr.m, c.rows) == kCompactRows, kInternal,
-                    "small_m: config ", c.to_string(), " and its kernel disagree on the compact tile");
-    FP8GEMM_REQUIRE(!use_compact || kCompactBuilt, kInternal, "small_m: config ", c.to_string(),
-                    " needs the compact cp.async tile, which has no instantiation here");
+    FP8GEMM_REQUIRE(!use_compact || (kCompactBuilt && cp_compact_tile_rows(pr.m, c.rows) == kCompactRows), kInternal,
+                    "small_m: config ", c.to_string(), " needs a compact cp.async tile this kernel was not built with");
     const K kernel = use_compact ? compact[kb] : kernels[kb];
     FP8GEMM_REQUIRE(kernel, kInternal, "small_m: config ", c.to_string(), " has no cp.async kernel");
     raise_smem_limit_once(kernel, raised_cp[kb + (use_compact ? 3 : 0)]);
