@@ -30,8 +30,10 @@ constexpr int kWgmmaKBlock = 128;
 constexpr int kWgmmaMinStages = 2;
 constexpr int kWgmmaMaxStages = 16;
 constexpr int kWgmmaMaxRingStages = 32;
-// Dynamic shared memory a v3 block may ask for (sm_90 allows 227 KB per block, less ~1 KB static).
+// Dynamic shared memory a v3 block may ask for (sm_90 allows 227 KB per block, less ~1 KB static),
+// and one SM's shared memory on sm_90 (228 KB), which the blocks resident on it share.
 constexpr size_t kWgmmaMaxSharedBytes = 220 * 1024;
+constexpr int64_t kSmSharedBytes = 228 * 1024;
 // Largest L2 prefetch lookahead (K blocks beyond the ring).
 constexpr int kWgmmaMaxL2Prefetch = 64;
 // Largest persistent grid, in blocks per SM (v3 persist=P).
