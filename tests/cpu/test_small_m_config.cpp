@@ -733,19 +733,21 @@ TEST(SmallMConfig, FittedRowsNamesRulesLayoutAndCandidates) {
   EXPECT_EQ(l34.tail_bytes, 16 * 128);
   const Config tma34 = wgmma_config(34, 1, 16, true);
   EXPECT_EQ(shared_bytes(problem(1, 4480, 15680), tma34), size_t(16 * 48 * 128 + 16 * 128 + 1024));
-  EXPECT_TRUE(cp_compact_tile(1, 34) && cp_compact_tile(16, 48) && cp_compact_tile(9, 33));
-  EXPECT_FALSE(cp_compact_tile(17, 34) || cp_compact_tile(1, 49) || cp_compact_tile(1, 32) || cp_compact_tile(1, 64));
-  EXPECT_EQ(cp_compact_tile_rows(16, 78), 80);  // two warpgroups: 65..80 rows
-  EXPECT_EQ(cp_compact_tile_rows(1, 65), 80);
-  EXPECT_EQ(cp_compact_tile_rows(1, 81), 0);
-  EXPECT_EQ(cp_compact_tile_rows(17, 78), 0);
-  EXPECT_EQ(cp_compact_tile_rows(1, 128), 0);
+  EXPECT_TRUE(cp_compact_tile(34) && cp_compact_tile(48) && cp_compact_tile(33));
+  EXPECT_FALSE(cp_compact_tile(49) || cp_compact_tile(32) || cp_compact_tile(64));
+  EXPECT_EQ(cp_compact_tile_rows(78), 80);  // two warpgroups: 65..80 rows
+  EXPECT_EQ(cp_compact_tile_rows(65), 80);
+  EXPECT_EQ(cp_compact_tile_rows(81), 0);
+  EXPECT_EQ(cp_compact_tile_rows(128), 0);
   // 78 rows at m=16: an 80-row tile and 16 activation rows a unit; the second warpgroup's MMA rows
   // 64..127 end 32 rows past them (a 4 KB pad after the stage); at m=1 8 activation rows, 5 KB.
   EXPECT_EQ(wgmma_stage_layout(16, 78, true).stage_bytes, (80 + 16) * 128);
   EXPECT_EQ(wgmma_stage_layout(16, 78, true).stage_pad_bytes, 32 * 128);
   EXPECT_EQ(wgmma_stage_layout(1, 78, true).stage_pad_bytes, 40 * 128);
-  EXPECT_EQ(wgmma_stage_layout(17, 78, true).stage_bytes, (128 + 24) * 128);
+  // m=17: 24 activation rows; the MMA's rows 104..127 read the 3 KB pad (m > 16 since session 32).
+  EXPECT_EQ(wgmma_stage_layout(17, 78, true).stage_bytes, (80 + 24) * 128);
+  EXPECT_EQ(wgmma_stage_layout(17, 78, true).stage_pad_bytes, 24 * 128);
+  EXPECT_EQ(wgmma_stage_layout(32, 78, true).stage_pad_bytes, 16 * 128);
   const WgmmaStageLayout cp34 = wgmma_stage_layout(1, 34, true);
   EXPECT_EQ(cp34.w_bytes, 48 * 128);
   EXPECT_EQ(cp34.stage_bytes, (48 + 8) * 128);
@@ -758,7 +760,10 @@ TEST(SmallMConfig, FittedRowsNamesRulesLayoutAndCandidates) {
   EXPECT_EQ(shared_bytes(problem(1, 4480, 15680), c4), size_t(6 * (4 * 56 + 8) * 128 + 1024));
   EXPECT_EQ(wgmma_stage_layout(16, 47, true).stage_pad_bytes, 0);  // 16 activation rows fill the 16
   EXPECT_EQ(wgmma_stage_layout(16, 47, true).stage_bytes, (48 + 16) * 128);
-  EXPECT_EQ(wgmma_stage_layout(17, 34, true).stage_bytes, (64 + 24) * 128);  // m > 16: the whole tile
+  // m > 16: the compact tile too; 24 or 32 activation rows cover the MMA's last 16, no pad.
+  EXPECT_EQ(wgmma_stage_layout(17, 34, true).stage_bytes, (48 + 24) * 128);
+  EXPECT_EQ(wgmma_stage_layout(32, 34, true).stage_bytes, (48 + 32) * 128);
+  EXPECT_EQ(wgmma_stage_layout(32, 34, true).stage_pad_bytes, 0);
   EXPECT_EQ(wgmma_stage_layout(1, 49, true).stage_bytes, (64 + 8) * 128);
   EXPECT_EQ(wgmma_stage_layout(1, 49, true).stage_pad_bytes, 0);
   const WgmmaStageLayout l100 = wgmma_stage_layout(32, 100, false);
@@ -814,12 +819,12 @@ TEST(SmallMConfig, FittedRowsNamesRulesLayoutAndCandidates) {
   // The ring for that many blocks per SM: 3 blocks of 47 rows at m=16 (a 48-row weight tile and 16
   // activation rows, 8 KB a stage, no tail or pad, with either weight path (cp.async: the compact
   // tile); per block ~1 KB system, 512 B of barriers and 1 KB of alignment): 9 stages. At m=17
-  // cp.async takes the whole 64-row tile and 24 activation rows: 11 KB a stage, 6 stages.
+  // cp.async takes the compact tile and 24 activation rows: 9 KB a stage, 8 stages.
   for (const Config& x : candidate_configs(problem(16, 18560, 4096), 132, 90))
     if (x.rows == 47) EXPECT_EQ(x.stages, (228 * 1024 / 3 - 1024 - 512 - 1024) / ((48 + 16) * 128)) << x.to_string();
   for (const Config& x : candidate_configs(problem(17, 18560, 4096), 132, 90))
     if (x.rows == 47 && x.cp_weights && x.kblocks == 1)
-      EXPECT_EQ(x.stages, (228 * 1024 / 3 - 1024 - 512 - 1024) / ((64 + 24) * 128)) << x.to_string();
+      EXPECT_EQ(x.stages, (228 * 1024 / 3 - 1024 - 512 - 1024) / ((48 + 24) * 128)) << x.to_string();
   for (const Config& x : candidate_configs(problem(1, 4480, 15680), 148, 100)) EXPECT_FALSE(fitted_rows(x.rows) && x.wgmma);
 }
 
@@ -892,7 +897,7 @@ TEST(SmallMConfig, KBlocksNamesRulesAndSharedMemory) {
   c.stages = 10;  // 10 x 24 KB > 220 KB
   EXPECT_FALSE(can_implement(nano, c, 90));
   // cp.async weights: the same stage of four K blocks, each on the compact 48-row tile (7 KB at
-  // m=1), and a 1 KB pad after the stage; at m=17 each on the whole 64-row tile (11 KB).
+  // m=1), and a 1 KB pad after the stage; at m=17 each with 24 activation rows (9 KB), no pad.
   Config cp = with_cp_weights(c);
   cp.stages = 7;
   EXPECT_EQ(cp.to_string(), "wgmma,rows=34,splitk=2,stages=7,l2pf=0,pdl=1,kblocks=4,wload=cp");
@@ -902,8 +907,10 @@ TEST(SmallMConfig, KBlocksNamesRulesAndSharedMemory) {
   cp.stages = 8;  // 8 x 29 KB > 220 KB
   EXPECT_FALSE(can_implement(nano, cp, 90));
   cp.stages = 4;
-  EXPECT_EQ(shared_bytes(problem(17, 4480, 15680), cp), size_t(4 * 4 * 88 * 128 + 1024));
-  cp.stages = 5;  // 5 x 44 KB at m=17 > 220 KB
+  EXPECT_EQ(shared_bytes(problem(17, 4480, 15680), cp), size_t(4 * 4 * 72 * 128 + 1024));
+  cp.stages = 6;
+  EXPECT_TRUE(can_implement(problem(17, 4480, 15680), cp, 90));
+  cp.stages = 7;  // 7 x 36 KB at m=17 > 220 KB
   EXPECT_FALSE(can_implement(problem(17, 4480, 15680), cp, 90));
 }
 
@@ -949,7 +956,7 @@ TEST(SmallMConfig, KBlocksCandidatesAreFittedRowsAtOneBlockPerSm) {
                                       "wgmma,rows=63,splitk=1,stages=5,l2pf=0,pdl=1,kblocks=4,wload=cp"}));
   // llama70b.qkv: 132 blocks of 78 rows (two warpgroups): cp.async with two K blocks a stage; at
   // m=1 each on the compact 80-row tile with 8 activation rows (11 KB) and a 5 KB pad, 27 KB a
-  // stage, 8 stages; at m=17 on the whole 128-row tile with 24 (19 KB), 5 stages.
+  // stage, 8 stages; at m=17 with 24 (13 KB) and a 3 KB pad, 29 KB a stage, 7 stages.
   const Problem qkv = problem(1, 10240, 8192);
   const std::vector<std::string> two = kblocks_of(qkv);
   ASSERT_EQ(two.size(), 2u);
@@ -958,7 +965,7 @@ TEST(SmallMConfig, KBlocksCandidatesAreFittedRowsAtOneBlockPerSm) {
   const Problem qkv17 = problem(17, 10240, 8192);
   const std::vector<std::string> two17 = kblocks_of(qkv17);
   ASSERT_EQ(two17.size(), 2u);
-  EXPECT_EQ(two17[1], "wgmma,rows=78,splitk=1,stages=5,l2pf=0,pdl=1,kblocks=2,wload=cp");
+  EXPECT_EQ(two17[1], "wgmma,rows=78,splitk=1,stages=7,l2pf=0,pdl=1,kblocks=2,wload=cp");
   EXPECT_TRUE(deepest(qkv17, two17[1]));
   EXPECT_TRUE(kblocks_of(problem(1, 4096, 4096)).empty());   // 32 rows: K pairs
   EXPECT_TRUE(kblocks_of(problem(1, 18560, 4096)).empty());  // 141 rows: not fitted

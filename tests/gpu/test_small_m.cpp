@@ -353,7 +353,7 @@ TEST(SmallM, WgmmaDeepRingsEveryKindAndSplit) {
 }
 
 // kblocks=2 and 4 (K blocks per ring stage, the one-shot TMA and cp.async kernels): 64 and 128
-// rows, fitted rows of one and two warpgroups (with cp.async at m <= 16 on the compact tiles), m 1..32, K of 17 blocks with a 16-byte tail (a last
+// rows, fitted rows of one and two warpgroups (with cp.async on the compact tiles), m 1..32, K of 17 blocks with a 16-byte tail (a last
 // stage of one K block), 8 and 1 (a stage with fewer K blocks than it holds), split-K 1..5 (ranges
 // that end mid-stage), rings 2..12, pdl 0/1/2 and early (TMA), ragged n (208 rows) and batch 2,
 // both weight paths; then every dtype pair and output type.
@@ -361,7 +361,7 @@ TEST(SmallM, WgmmaKBlocksPerStageEveryKindAndSplit) {
   FP8GEMM_SKIP_WITHOUT_GPU();
   if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
   Backend& be = small_m_backend();
-  const int rows_list[] = {64, 34, 128, 47, 100, 78};  // cp.async at m <= 16: 34, 47 and 78 on compact tiles
+  const int rows_list[] = {64, 34, 128, 47, 100, 78};  // cp.async: 34, 47 and 78 on compact tiles
   const int stages_list[] = {2, 3, 5, 8, 12};
   const int splitk_list[] = {1, 2, 3, 5};
   uint64_t seed = 10100;
@@ -389,8 +389,49 @@ TEST(SmallM, WgmmaKBlocksPerStageEveryKindAndSplit) {
   a.kblocks = 4;
   b.kblocks = 2;
   small_m::Config a_cp = small_m::with_cp_weights(a);
-  a_cp.stages = 4;  // four K blocks of the whole 64-row tile and 32 activation rows: 48 KB a stage at m=32
+  a_cp.stages = 4;  // four K blocks of the compact 48-row tile and up to 32 activation rows: <= 40 KB a stage
   passes_every_dtype_pair(be, seed, {a, b, a_cp, small_m::with_cp_weights(b)});
+}
+
+// The compact cp.async tile (fitted rows up to 48 on a 48-row tile, 65..80 on an 80-row one) at
+// every activation-row count (the wgmma's N, 8..32): the MMA's rows past the tile read the unit's
+// activation rows and then the stage's pad, so a wrong pad or stride shows as a wrong output or a
+// fault. The edge rows of both tiles, 1..4 K blocks a stage, pdl 0/1/2, ragged n (208), a K of 17
+// blocks with a 16-byte tail, batch 2, the deepest ring up to 12 that fits.
+TEST(SmallM, WgmmaCpCompactTileEveryN) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
+  Backend& be = small_m_backend();
+  uint64_t seed = 10700;
+  int ran = 0, pick = 0;
+  for (int64_t m : {1, 9, 17, 24, 32}) {
+    const Problem p = make(2, m, 208, 2064);
+    VerifyCase vc(p, seed++);
+    for (int rows : {34, 48, 65, 80})
+      for (int kb : {1, 2, 4}) {
+        const int pdl = pick++ % 3;
+        small_m::Config c = small_m::with_cp_weights(small_m::wgmma_config(rows, 1, 12, pdl > 0));
+        c.kblocks = kb;
+        if (pdl == 2) c = small_m::with_late_trigger(c);
+        while (c.stages > 2 && !small_backend_can(p, {"small_m", c.to_string()})) --c.stages;
+        ASSERT_TRUE(small_m::cp_compact_tile(c.rows)) << c.to_string();
+        ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
+      }
+  }
+  EXPECT_EQ(ran, 60);
+  // Every dtype pair and output type at m = 24 (the N=24 kernels of each pair's object).
+  const std::pair<DType, DType> pairs[] = {
+      {DType::kE4M3, DType::kE4M3}, {DType::kE4M3, DType::kE5M2}, {DType::kE5M2, DType::kE4M3}};
+  small_m::Config one = small_m::with_cp_weights(small_m::wgmma_config(41, 1, 4, true)),
+                  two = small_m::with_cp_weights(small_m::wgmma_config(72, 1, 3, false));
+  one.kblocks = 4;
+  two.kblocks = 2;
+  for (auto [a, b] : pairs)
+    for (DType out : {DType::kBF16, DType::kFP16}) {
+      const Problem p = make(2, 24, 336, 1088, a, b, out);
+      VerifyCase vc(p, seed++);
+      for (const small_m::Config& c : {one, two}) passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
+    }
 }
 
 // pdl=2 (dependents released after the K loop) on the TMA and cp.async one-shot kernels: the same

@@ -247,9 +247,9 @@ Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
 WgmmaStageLayout wgmma_stage_layout(int64_t m, int rows, bool cp_weights) {
   WgmmaStageLayout l;
   const int mma_n = rows == 32 ? 2 * wgmma_n(m) : wgmma_n(m);  // K pairs: two K blocks' activations
-  const bool compact = cp_weights && cp_compact_tile(m, rows);
+  const bool compact = cp_weights && cp_compact_tile(rows);
   const int tile_rows = rows == 32   ? 64
-                        : compact    ? cp_compact_tile_rows(m, rows)
+                        : compact    ? cp_compact_tile_rows(rows)
                         : cp_weights ? 64 * wgmma_warpgroups(rows)
                                      : (rows + 7) / 8 * 8;  // 128-byte swizzle atoms of 8 rows
   l.w_bytes = tile_rows * kWgmmaKBlock;

@@ -98,9 +98,9 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 //    MMA rows past `rows` are not the block's (they read whatever the ring holds there and are
 //    never stored), so that the grid can have as many blocks as the SMs hold whatever n is
 //    (4480 rows: 132 blocks of 34, where 32-row tiles make 140 and 64-row tiles 70). With TMA
-//    weights a stage's weight tile is `rows` rounded up to 8 rows; with cp.async weights the whole
-//    64 W-row tile, or at m <= 16 a compact one of 48 (rows <= 48) or 80 rows (65..80;
-//    cp_compact_tile_rows, WgmmaStageLayout). One-shot only, TMA or cp.async weights, l2pf=0.
+//    weights a stage's weight tile is `rows` rounded up to 8 rows; with cp.async weights a compact
+//    one of 48 (rows <= 48) or 80 rows (65..80), else the whole 64 W-row tile
+//    (cp_compact_tile_rows, WgmmaStageLayout). One-shot only, TMA or cp.async weights, l2pf=0.
 //  - early=E (one-shot v3 with TMA weights and PDL, l2pf=0; spelled after pdl, absent = 0): only
 //    the first E of the ring's stages are requested before waiting for the previous kernel, the
 //    rest after it (1 <= E < stages). The next kernel's blocks, which start as this one's first
@@ -182,17 +182,18 @@ struct WgmmaStageLayout {
 };
 WgmmaStageLayout wgmma_stage_layout(int64_t m, int rows, bool cp_weights);
 
-// The cp.async kernel's compact weight tile at m <= 16: fitted rows up to 48 (one warpgroup) take
-// a 48-row tile instead of 64, and 65..80 (two) an 80-row tile instead of 128 (less shared memory
-// per stage, so a deeper ring at the same occupancy, and fewer copies per stage for the producers).
+// The cp.async kernel's compact weight tile: fitted rows up to 48 (one warpgroup) take a 48-row
+// tile instead of 64, and 65..80 (two) an 80-row tile instead of 128 (less shared memory per stage,
+// so a deeper ring at the same occupancy, and fewer copies per stage for the producers). At every
+// m: the wgmma's rows past the tile read the unit's 8-32 activation rows and then the stage's pad.
 // cp_compact_tile_rows: the tile's rows, 0 where the whole 64 W-row tile stays.
 constexpr int kCpCompactTileRows1 = 48, kCpCompactTileRows2 = 80;
-inline int cp_compact_tile_rows(int64_t m, int rows) {
-  if (!fitted_rows(rows) || wgmma_n(m) > 16) return 0;
+inline int cp_compact_tile_rows(int rows) {
+  if (!fitted_rows(rows)) return 0;
   if (rows <= kCpCompactTileRows1) return kCpCompactTileRows1;
   return rows > 64 && rows <= kCpCompactTileRows2 ? kCpCompactTileRows2 : 0;
 }
-inline bool cp_compact_tile(int64_t m, int rows) { return cp_compact_tile_rows(m, rows) > 0; }
+inline bool cp_compact_tile(int rows) { return cp_compact_tile_rows(rows) > 0; }
 
 // A v3 config with the derived field filled in.
 inline Config wgmma_config(int rows, int splitk, int stages, bool pdl, int l2pf = 0, int persist = 0) {

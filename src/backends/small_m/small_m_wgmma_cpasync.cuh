@@ -111,7 +111,7 @@ constexpr int kThreadsCp = W * 128 + kCpProducers;
 // kKPair: rows=32 blocks (two K blocks per stage; see the TMA kernel). Fitted rows (p.rows < 64 W)
 // need nothing of their own: the producers copy the rows the block owns (CpRows) and zero-fill
 // the others. kTileRows: the weight tile's rows, 64 W, or the compact 48 / 80 for fitted rows up
-// to 48 / 65..80 at m <= 16 (cp_compact_tile_rows, WgmmaStageLayout): the wgmma still reads 64 W
+// to 48 / 65..80 (cp_compact_tile_rows, WgmmaStageLayout): the wgmma still reads 64 W
 // rows, those past the tile from the unit's activation tile and the next unit of the stage or,
 // after the stage's last unit, its pad (kPad), so never a stage the producers may be writing.
 // kKBlocks: kblocks=B, B K blocks per ring stage (K pairs: B pairs, 1 or 2), each laid out as a

@@ -84,15 +84,15 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
     // Weights by cp.async (no weight tensor map); one producer warpgroup instead of one warp.
     // One kernel per K blocks per stage (1, 2, 4; K pairs: pairs per stage, 1 or 2, so none in
     // the third slot).
-    // Fitted rows up to 48 or 65..80 at m <= 16: the compact 48- or 80-row tile
-    // (cp_compact_tile_rows), one kernel per K blocks per stage too.
+    // Fitted rows up to 48 or 65..80: the compact 48- or 80-row tile (cp_compact_tile_rows), one
+    // kernel per K blocks per stage too.
     static std::atomic<uint64_t> raised_cp[6]{};
     const int kb = c.kblocks == 4 ? 2 : c.kblocks == 2 ? 1 : 0;
     using K = decltype(&small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 1>);
     constexpr K kernels[3] = {small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 1>,
                               small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 2>,
                               kKPair ? nullptr : small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, kKPair ? 1 : 4>};
-    constexpr bool kCompactBuilt = !kKPair && NP <= 16;
+    constexpr bool kCompactBuilt = !kKPair;
     constexpr int kCompactRows = W == 1 ? kCpCompactTileRows1 : kCpCompactTileRows2;
     K compact[3] = {nullptr, nullptr, nullptr};
     if constexpr (kCompactBuilt) {
@@ -100,8 +100,8 @@ void launch_wgmma_one(const LaunchArgs& l, const Params& kp) {
       compact[1] = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 2, kCompactRows>;
       compact[2] = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 4, kCompactRows>;
     }
-    const bool use_compact = cp_compact_tile(pr.m, c.rows);
-    FP8GEMM_REQUIRE(!use_compact || (kCompactBuilt && cp_compact_tile_rows(pr.m, c.rows) == kCompactRows), kInternal,
+    const bool use_compact = cp_compact_tile(c.rows);
+    FP8GEMM_REQUIRE(!use_compact || (kCompactBuilt && cp_compact_tile_rows(c.rows) == kCompactRows), kInternal,
                     "small_m: config ", c.to_string(), " needs a compact cp.async tile this kernel was not built with");
     const K kernel = use_compact ? compact[kb] : kernels[kb];
     FP8GEMM_REQUIRE(kernel, kInternal, "small_m: config ", c.to_string(), " has no cp.async kernel");

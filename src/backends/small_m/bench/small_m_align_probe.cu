@@ -55,6 +55,7 @@ struct Args {
   int classes;    // 128 / gcd(K, 128)
   int blocks_per_class;
   int wait;       // griddepcontrol.wait after the first stages are requested
+  int dep;        // after the wait, read a word the previous call stored before consuming a stage
   int ragged;     // consecutive rows split as evenly as the grid allows (n / gridDim.x, +1 for some)
   uint32_t* sink;
   uint32_t* out;  // a word per row, stored at the end (the output a dependent kernel waits for)
@@ -109,6 +110,9 @@ __global__ void __launch_bounds__(kThreads) stream_rows(Args a) {
     else asm volatile("cp.async.commit_group;" ::: "memory");
   }
   if (a.wait) asm volatile("griddepcontrol.wait;" ::: "memory");
+  // A GEMM reads its activations (the previous kernel's output) after the wait before its first
+  // MMA: one dependent global round trip that the plain stream does not pay (--set dep).
+  if (a.dep) acc = __ldcg(a.out + (blockIdx.x * kThreads + threadIdx.x) % a.n);
   for (int c = 0; c < chunks; ++c) {
     if (c + kStages - 1 < chunks) issue(c + kStages - 1);
     else asm volatile("cp.async.commit_group;" ::: "memory");
@@ -131,6 +135,7 @@ __global__ void fill(uint8_t* p, size_t n) {
 struct Config {
   std::string label;
   int n, k, rows, chunk, by_class, stages, wait;
+  int dep = 0;     // 1: a dependent read after the wait (wait only)
   int per_sm = 0;  // > 0: shared memory padded so that at most this many blocks fit an SM
   int grid = 0;    // > 0: ragged consecutive rows over this many blocks
   cudaGraphExec_t exec = nullptr;
@@ -145,6 +150,7 @@ void capture(Config& c, uint8_t* pool, size_t pool_bytes, uint32_t* sink, cudaSt
   const int copies = int(std::max<size_t>(2, std::min<size_t>(pool_bytes / stride, (kRotateBytes + wbytes - 1) / wbytes + 1)));
   Args a{};
   a.n = c.n, a.k = c.k, a.rows = c.rows, a.chunk = c.chunk, a.by_class = c.by_class, a.wait = c.wait;
+  a.dep = c.dep;
   a.classes = 128 / gcd128(c.k);
   a.sink = sink;
   a.out = sink + 4096;
@@ -195,7 +201,7 @@ void capture(Config& c, uint8_t* pool, size_t pool_bytes, uint32_t* sink, cudaSt
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, kThreads, smem));
   std::snprintf(buf, sizeof buf, "%dx%d|%s|rows=%d,chunk=%d,stages=%d,smem=%zuK|%s|blocks=%d,per_sm=%d", c.n, c.k,
                 c.grid ? "ragged" : c.by_class ? "class" : "consec", c.rows, c.chunk, c.stages, smem >> 10,
-                c.wait ? "wait" : "free", blocks, per_sm);
+                c.dep ? "wait+read" : c.wait ? "wait" : "free", blocks, per_sm);
   c.label = buf;
 }
 
@@ -215,9 +221,10 @@ int main(int argc, char** argv) {
   // --set align (session 25 call 1): K alignment. --set sweep (call 2): the chain's ring shape.
   const std::string set = argc > 1 ? argv[1] : "align";
   std::vector<Config> cs;
-  auto add = [&](int n, int k, int rows, int chunk, int by_class, int stages, int wait, int per_sm = 0, int grid = 0) {
+  auto add = [&](int n, int k, int rows, int chunk, int by_class, int stages, int wait, int per_sm = 0, int grid = 0,
+                 int dep = 0) {
     if (size_t(stages) * rows * chunk > size_t(220) * 1024) return;
-    cs.push_back({"", n, k, rows, chunk, by_class, stages, wait, per_sm, grid});
+    cs.push_back({"", n, k, rows, chunk, by_class, stages, wait, dep, per_sm, grid});
   };
   if (set == "align") {
     for (int stages : {4, 6}) {
@@ -243,8 +250,20 @@ int main(int argc, char** argv) {
     for (int stages : {3, 4, 5, 6, 8}) add(4608, 4096, 35, 512, 0, stages, 1);
     for (int stages : {3, 4, 5, 6, 8}) add(4096, 5376, 32, 512, 0, stages, 1, 0, 132);
     for (int stages : {3, 4, 5, 6, 8}) add(4096, 5376, 32, 512, 0, stages, 1);
+  } else if (set == "dep") {
+    // Session 32: session 25's best chained shapes with and without the dependent read.
+    for (int dep : {0, 1}) {
+      for (int stages : {5, 6, 8})
+        for (int per_sm : {0, 2}) add(4096, 4096, 32, 512, 0, stages, 1, per_sm, 0, dep);
+      for (int stages : {10, 12}) add(4096, 4096, 32, 256, 0, stages, 1, 2, 0, dep);
+      for (int stages : {4, 5, 6}) add(4608, 4096, 35, 512, 0, stages, 1, 0, 0, dep);
+      for (int stages : {4, 6, 8}) add(4096, 5376, 32, 512, 0, stages, 1, 0, 0, dep);
+      for (int stages : {4, 6}) add(4480, 15680, 34, 512, 0, stages, 1, 0, 0, dep);
+    }
+    for (int stages : {3, 4}) add(4096, 4096, 32, 512, 0, stages, 0);
+    for (int stages : {4, 6}) add(4480, 15680, 34, 512, 0, stages, 0);
   } else {
-    std::fprintf(stderr, "usage: small_m_align_probe [align|sweep]\n");
+    std::fprintf(stderr, "usage: small_m_align_probe [align|sweep|dep]\n");
     return 2;
   }
   for (Config& c : cs) capture(c, pool, pool_bytes, sink, st);
