@@ -48,3 +48,56 @@ PY
 echo "==== probe (us per call; dependency: free / wait / wait+read)"
 sort -t'|' -k1,1 -k3,3 $R/probe_dep.txt | cut -c1-120
 cd $R && gzip -f *.json && tar czf logs.tgz *.log && rm -f *.log
+# ==== .gpu-s32/call2.sh
+#!/usr/bin/env bash
+# Session 32 call 2 (9929c9d, the compact cp.async tile at every m): every GPU test and `check`; then
+# two whole-suite tunes at M <= 32 by a binary whose default table is empty (.gpu-s32/empty, the
+# generated rules removed), for the table's M <= 32 rules with the compact tile's deeper rings.
+set -u
+cd "$(dirname "$0")/.."
+B=.gpu/bin; R=$OUT; unset FP8GEMM_CACHE FP8GEMM_TUNE
+for f in $B/fp8gemm $B/fp8gemm_gpu_tests .gpu-s32/empty/fp8gemm; do [ -f $f ] || xz -dk $f.xz; chmod +x $f; done
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,temperature.gpu --format=csv,noheader
+OUT=$R/acc GTEST_FILTER='*' bash scripts/gpu_acceptance.sh $B tests > $R/tests_summary.txt 2>&1
+tail -5 $R/tests_summary.txt | cut -c1-160
+tar -xzf $R/acc/logs.tar.gz -C $R/acc logs/gpu_tests.log 2>/dev/null; grep -E "^\[  (FAILED|PASSED)" $R/acc/logs/gpu_tests.log | head -8; rm -rf $R/acc/logs
+for i in 1 2; do
+  s=$SECONDS; timeout 110 .gpu-s32/empty/fp8gemm tune --model all --m 1,2,4,8,16,24,32 --run-budget-s 95 --cache $R/empty_$i.json \
+    --json $R/tune_empty_$i.json > $R/tune_empty_$i.log 2>&1; echo "tune empty $i rc=$? $((SECONDS-s))s $(tail -1 $R/tune_empty_$i.log | cut -c1-150)"
+done
+rm -f $R/empty_*.json
+gzip $R/tune_empty_*.json
+cd $R && tar czf logs.tgz *.log && rm -f *.log
+# ==== .gpu-s32/call3.sh
+#!/usr/bin/env bash
+# Session 32 call 3 (the regenerated M <= 32 table): the whole issue-5 acceptance,
+# `scripts/gpu_acceptance.sh .gpu/bin tune`: the whole-suite tune, then auto (that cache) against
+# every tactic at the suite's M values and between bucket edges; the first pass at M <= 16 gives
+# issue 4's numbers (summarize.py).
+set -u
+cd "$(dirname "$0")/.."
+B=.gpu/bin; R=$OUT; unset FP8GEMM_CACHE FP8GEMM_TUNE
+for f in $B/fp8gemm; do [ -f $f ] || xz -dk $f.xz; chmod +x $f; done
+OUT=$R/acc bash scripts/gpu_acceptance.sh $B tune > $R/tune_summary.txt 2>&1
+tail -6 $R/tune_summary.txt | cut -c1-160
+rm -f $R/acc/cache.json*
+tar -xzf $R/acc/logs.tar.gz -C $R/acc logs/auto_suite.json logs/tune.json 2>/dev/null
+python3 src/backends/small_m/bench/device/summarize.py $R/acc/logs/auto_suite.json > $R/small_m_summary.txt 2>&1
+grep -E "^geomean x \(best small_m\) vs|^  M=|MB M<=16" $R/small_m_summary.txt | cut -c1-160
+gzip -f $R/acc/logs/tune.json; mv $R/acc/logs/tune.json.gz $R/; rm -rf $R/acc/logs
+for f in auto_suite auto_between; do
+  echo "==== $f"; python3 scripts/auto_regret.py --by-m --worst 10 $R/acc/$f.csv 2>&1 | tail -32 | cut -c1-200
+done
+gzip -f $R/acc/*.csv
+# ==== .gpu-s32/call4.sh
+#!/usr/bin/env bash
+# Session 32 call 4 (dfa461f, the regenerated M <= 32 table): untuned auto (the default table, no
+# cache) against every tactic at M <= 32: the suite's M values and 3, 12.
+set -u
+cd "$(dirname "$0")/.."
+B=.gpu/bin; R=$OUT; unset FP8GEMM_CACHE FP8GEMM_TUNE
+for f in $B/fp8gemm; do [ -f $f ] || xz -dk $f.xz; chmod +x $f; done
+s=$SECONDS; timeout 200 $B/fp8gemm bench --model all --m 1,2,3,4,8,12,16,24,32 --tactics all --csv $R/untuned_small.csv > $R/untuned_small.log 2>&1
+echo "untuned M<=32 (new table) rc=$? $((SECONDS-s))s"
+python3 scripts/auto_regret.py --by-m --worst 8 $R/untuned_small.csv | tail -24 | cut -c1-230
+gzip $R/untuned_small.log $R/untuned_small.csv
