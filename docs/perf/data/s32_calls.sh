@@ -101,3 +101,45 @@ s=$SECONDS; timeout 200 $B/fp8gemm bench --model all --m 1,2,3,4,8,12,16,24,32 -
 echo "untuned M<=32 (new table) rc=$? $((SECONDS-s))s"
 python3 scripts/auto_regret.py --by-m --worst 8 $R/untuned_small.csv | tail -24 | cut -c1-230
 gzip $R/untuned_small.log $R/untuned_small.csv
+# ==== .gpu-s32/call5.sh
+#!/usr/bin/env bash
+# Session 32 call 5 (dfa461f): nano9b.down (4480x15680) with fitted 34-row blocks and split-K 2
+# (264 blocks, two per SM: twice the rows streaming per SM, each over half of K) with four and two
+# K blocks a stage, TMA and cp.async, named beside every listed small_m tactic; and the listed TMA
+# kblocks=4 ring with early=4 and pdl=2. M = 1, 8, 16.
+set -u
+cd "$(dirname "$0")/.."
+B=.gpu/bin; R=$OUT; unset FP8GEMM_CACHE FP8GEMM_TUNE
+for f in $B/fp8gemm; do [ -f $f ] || xz -dk $f.xz; chmod +x $f; done
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+args=()
+for t in rows=34,splitk=2,stages=3,l2pf=0,pdl=1,kblocks=4,wload=cp rows=34,splitk=2,stages=7,l2pf=0,pdl=1,kblocks=2,wload=cp \
+  rows=34,splitk=2,stages=6,l2pf=0,pdl=1,kblocks=2,wload=cp rows=34,splitk=2,stages=13,l2pf=0,pdl=1,wload=cp \
+  rows=34,splitk=2,stages=4,l2pf=0,pdl=1,kblocks=4 rows=34,splitk=2,stages=3,l2pf=0,pdl=1,kblocks=4 \
+  rows=34,splitk=2,stages=8,l2pf=0,pdl=1,kblocks=2 rows=34,splitk=2,stages=7,l2pf=0,pdl=1,kblocks=2 \
+  rows=34,splitk=1,stages=9,l2pf=0,pdl=1,early=4,kblocks=4 rows=34,splitk=1,stages=9,l2pf=0,pdl=2,kblocks=4; do
+  args+=(--add-tactic "small_m:wgmma,$t")
+done
+for run in a b; do
+  s=$SECONDS
+  timeout 120 $B/fp8gemm bench --shape 4480,15680 --m 1,8,16 --backend small_m --tactics all "${args[@]}" \
+    --json $R/nano_$run.json > $R/nano_$run.log 2>&1
+  echo "bench $run rc=$? $((SECONDS-s))s $(tail -1 $R/nano_$run.log)"
+done
+python3 - $R <<'PY'
+import json,sys,collections
+R=sys.argv[1]
+t=collections.defaultdict(list)
+for run in 'ab':
+    for p in json.load(open('%s/nano_%s.json'%(R,run)))['points']:
+        for x in p['timings']:
+            if x.get('ok') and x.get('median_us'): t[(p['M'],x['tactic'])].append(x['median_us'])
+for M in (1,8,16):
+    rows=sorted(((sum(v)/len(v),k[1],v) for k,v in t.items() if k[0]==M), key=lambda r:r[0])
+    print('M=%d floor %.2f us' % (M, (4480*15680+M*15680+2*M*4480)/4.5e6))
+    for us,tac,v in rows[:8]: print('  %6.2f (%s) %s' % (us, ' '.join('%.2f'%x for x in v), tac[8:]))
+    for us,tac,v in rows[8:]:
+        if 'splitk=2' in tac and 'rows=34' in tac or 'early=4,kblocks=4' in tac or ('pdl=2,kblocks=4' in tac and 'rows=34' in tac):
+            print('  %6.2f (%s) %s' % (us, ' '.join('%.2f'%x for x in v), tac[8:]))
+PY
+cd $R && gzip -f *.json && tar czf logs.tgz *.log && rm -f *.log

@@ -219,6 +219,7 @@ int main(int argc, char** argv) {
   CHECK(cudaStreamSynchronize(st));
 
   // --set align (session 25 call 1): K alignment. --set sweep (call 2): the chain's ring shape.
+  // --set dep (session 32): the best chained shapes with a dependent read after the wait and without.
   const std::string set = argc > 1 ? argv[1] : "align";
   std::vector<Config> cs;
   auto add = [&](int n, int k, int rows, int chunk, int by_class, int stages, int wait, int per_sm = 0, int grid = 0,
