@@ -723,9 +723,9 @@ TEST(SmallMConfig, FittedRowsNamesRulesLayoutAndCandidates) {
   expect_sm90_only(c);
   // TMA weights, 34 rows: a 40-row weight tile; 8 activation rows; the wgmma's 64 rows end 16 rows
   // past the last stage. 100 rows: two warpgroups (128 MMA rows) over a 104-row tile and 32
-  // activation rows. cp.async weights: up to 48 rows at m <= 16 the compact 48-row tile (the rows
-  // past 34 zero-filled) and a pad after each ring stage for the wgmma's last 8 rows (the 8
-  // activation rows take the 8 before them); elsewhere the whole 64 W-row tile.
+  // activation rows. cp.async weights: up to 48 rows the compact 48-row tile (the rows past 34
+  // zero-filled) and at m <= 8 a pad after each ring stage for the wgmma's last 8 rows (the 8
+  // activation rows take the 8 before them); from 49 to 64 rows the whole 64 W-row tile.
   const WgmmaStageLayout l34 = wgmma_stage_layout(1, 34, false);
   EXPECT_EQ(l34.w_bytes, 40 * 128);
   EXPECT_EQ(l34.stage_bytes, (40 + 8) * 128);
