@@ -143,3 +143,49 @@ for M in (1,8,16):
             print('  %6.2f (%s) %s' % (us, ' '.join('%.2f'%x for x in v), tac[8:]))
 PY
 cd $R && gzip -f *.json && tar czf logs.tgz *.log && rm -f *.log
+# ==== .gpu-s32/call6.sh (on a build of the aslots experiment: docs/perf/data/s32_call6_aslots_experiment.patch applied to 2e1c788; reverted after)
+#!/usr/bin/env bash
+# Session 32 call 6 (aslots=A: K pairs with the activations in a ring of their own): the GPU test
+# SmallM.WgmmaKPairsActivationSlots; then the 16-22 MB weights with K pairs (llama8b.o 4096x4096,
+# nemotron3super.qkv 4608x4096, shared_down 4096x5376) at M = 1, 8, 16, named aslots tactics beside
+# every listed small_m tactic, twice.
+set -u
+cd "$(dirname "$0")/.."
+B=.gpu/bin; R=$OUT; unset FP8GEMM_CACHE FP8GEMM_TUNE
+for f in $B/fp8gemm $B/fp8gemm_gpu_tests; do [ -f $f ] || xz -dk $f.xz; chmod +x $f; done
+s=$SECONDS; timeout 90 $B/fp8gemm_gpu_tests --gtest_filter='SmallM.WgmmaKPairsActivationSlots' --gtest_brief=1 > $R/aslots_test.log 2>&1
+rc=$?; echo "aslots GPU test rc=$rc $((SECONDS-s))s"; grep -E "PASSED|FAILED|Failure" $R/aslots_test.log | head -6
+grep -A6 "Failure" $R/aslots_test.log | head -30
+args=()
+for t in stages=6,l2pf=0,pdl=1,kblocks=2,aslots=3 stages=6,l2pf=0,pdl=1,kblocks=2,aslots=2 stages=6,l2pf=0,pdl=2,kblocks=2,aslots=2 \
+  stages=5,l2pf=0,pdl=1,kblocks=2,aslots=2 stages=12,l2pf=0,pdl=1,aslots=3 stages=13,l2pf=0,pdl=1,aslots=2 \
+  stages=12,l2pf=0,pdl=1,aslots=2 stages=12,l2pf=0,pdl=2,aslots=2 stages=11,l2pf=0,pdl=1,aslots=3; do
+  args+=(--add-tactic "small_m:wgmma,rows=32,splitk=1,$t")
+done
+for run in a b; do
+  s=$SECONDS
+  timeout 100 $B/fp8gemm bench --shape 4096,4096 --shape 4608,4096 --shape 4096,5376 --m 1,8,16 --backend small_m \
+    --tactics all "${args[@]}" --json $R/aslots_$run.json > $R/aslots_$run.log 2>&1
+  echo "bench $run rc=$? $((SECONDS-s))s $(tail -1 $R/aslots_$run.log | cut -c1-120)"
+done
+python3 - $R <<'PY'
+import json,sys,collections
+R=sys.argv[1]
+t=collections.defaultdict(list); nk={}
+for run in 'ab':
+    try: pts=json.load(open('%s/aslots_%s.json'%(R,run)))['points']
+    except Exception as e: print('no json', run, e); continue
+    for p in pts:
+        nk[(p['N'],p['K'])]=1
+        for x in p['timings']:
+            if x.get('ok') and x.get('median_us'): t[(p['N'],p['K'],p['M'],x['tactic'])].append(x['median_us'])
+for (N,K) in nk:
+    for M in (1,8,16):
+        rows=sorted(((sum(v)/len(v),k[3],v) for k,v in t.items() if k[:3]==(N,K,M)), key=lambda r:r[0])
+        if not rows: continue
+        fl=(N*K+M*K+2*M*N)/4.5e6
+        best=[r for r in rows if 'aslots' not in r[1]][0]; bas=[r for r in rows if 'aslots' in r[1]]
+        print('%dx%d M=%d floor %.2f: listed best %.2f (%.3f) %s' % (N,K,M,fl,best[0],fl/best[0],best[1][8:]))
+        for us,tac,v in bas[:4]: print('   aslots %.2f (%.3f) [%s] %s' % (us, fl/us, ' '.join('%.2f'%x for x in v), tac[8:]))
+PY
+cd $R && gzip -f *.json 2>/dev/null; tar czf logs.tgz *.log && rm -f *.log
