@@ -135,15 +135,16 @@ bool passes_reference(Backend& be, const Problem& p, VerifyCase& vc, const Tacti
   return true;
 }
 
-// Every dtype pair x bf16/fp16 output on one ragged problem (batch 2, m 13, n 336, k 1088: a
-// partial 128-row tile and a K tail), for each config (wrapped, e.g. with_cp_weights).
+// Every dtype pair x bf16/fp16 output on one ragged problem (batch 2, m 13 unless given, n 336, k
+// 1088: a partial 128-row tile and a K tail), for each config (wrapped, e.g. with_cp_weights).
 void passes_every_dtype_pair(Backend& be, uint64_t& seed, std::initializer_list<small_m::Config> configs,
-                             small_m::Config (*wrap)(small_m::Config) = [](small_m::Config c) { return c; }) {
+                             small_m::Config (*wrap)(small_m::Config) = [](small_m::Config c) { return c; },
+                             int64_t m = 13) {
   const std::pair<DType, DType> pairs[] = {
       {DType::kE4M3, DType::kE4M3}, {DType::kE4M3, DType::kE5M2}, {DType::kE5M2, DType::kE4M3}};
   for (auto [a, b] : pairs)
     for (DType out : {DType::kBF16, DType::kFP16}) {
-      const Problem p = make(2, 13, 336, 1088, a, b, out);
+      const Problem p = make(2, m, 336, 1088, a, b, out);
       VerifyCase vc(p, seed++);
       for (const small_m::Config& c : configs) passes_reference(be, p, vc, Tactic{"small_m", wrap(c).to_string()});
     }
@@ -353,10 +354,11 @@ TEST(SmallM, WgmmaDeepRingsEveryKindAndSplit) {
 }
 
 // kblocks=2 and 4 (K blocks per ring stage, the one-shot TMA and cp.async kernels): 64 and 128
-// rows, fitted rows of one and two warpgroups (with cp.async on the compact tiles), m 1..32, K of 17 blocks with a 16-byte tail (a last
-// stage of one K block), 8 and 1 (a stage with fewer K blocks than it holds), split-K 1..5 (ranges
-// that end mid-stage), rings 2..12, pdl 0/1/2 and early (TMA), ragged n (208 rows) and batch 2,
-// both weight paths; then every dtype pair and output type.
+// rows, fitted rows of one and two warpgroups (with cp.async on the compact tiles), m 1..32, K of
+// 17 blocks with a 16-byte tail (a last stage of one K block), 8 and 1 (a stage with fewer K
+// blocks than it holds), split-K 1..5 (ranges that end mid-stage), rings 2..12, pdl 0/1/2 and
+// early (TMA), ragged n (208 rows) and batch 2, both weight paths; then every dtype pair and
+// output type.
 TEST(SmallM, WgmmaKBlocksPerStageEveryKindAndSplit) {
   FP8GEMM_SKIP_WITHOUT_GPU();
   if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
@@ -420,18 +422,10 @@ TEST(SmallM, WgmmaCpCompactTileEveryN) {
   }
   EXPECT_EQ(ran, 60);
   // Every dtype pair and output type at m = 24 (the N=24 kernels of each pair's object).
-  const std::pair<DType, DType> pairs[] = {
-      {DType::kE4M3, DType::kE4M3}, {DType::kE4M3, DType::kE5M2}, {DType::kE5M2, DType::kE4M3}};
-  small_m::Config one = small_m::with_cp_weights(small_m::wgmma_config(41, 1, 4, true)),
-                  two = small_m::with_cp_weights(small_m::wgmma_config(72, 1, 3, false));
+  small_m::Config one = small_m::wgmma_config(41, 1, 4, true), two = small_m::wgmma_config(72, 1, 3, false);
   one.kblocks = 4;
   two.kblocks = 2;
-  for (auto [a, b] : pairs)
-    for (DType out : {DType::kBF16, DType::kFP16}) {
-      const Problem p = make(2, 24, 336, 1088, a, b, out);
-      VerifyCase vc(p, seed++);
-      for (const small_m::Config& c : {one, two}) passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
-    }
+  passes_every_dtype_pair(be, seed, {one, two}, small_m::with_cp_weights, 24);
 }
 
 // pdl=2 (dependents released after the K loop) on the TMA and cp.async one-shot kernels: the same
