@@ -20,11 +20,11 @@ another tactic than the one measured. Consecutive ranges of one shape class with
 choice are merged; an untuned bucket between two ranges is covered only when they merge.
 Several input files are allowed; for a key present in more than one, the last file wins, and
 FILE:m<=N takes only the keys of M buckets <= N from FILE (FILE:m>N those above N). That is how a
-tune of a changed M range replaces just that range (session 13: the small_m rows=32 tactics exist
-at M <= 16 only):
+tune of a changed M range replaces just that range (session 32: the table's rules at M <= 32 from
+two new empty-table tunes, those above from session 11's):
 
-    python3 scripts/make_default_table.py docs/perf/data/s11_tune_empty_h200.json.gz \
-        docs/perf/data/s13_tune_empty_h200.json.gz:m<=16
+    python3 scripts/make_default_table.py docs/perf/data/s11_tune_empty_h200.json.gz:m>32 \
+        docs/perf/data/s32_tune_empty_1_h200.json.gz+docs/perf/data/s32_tune_empty_2_h200.json.gz
 
 A+B (two or more tunes of the same code joined by '+', with one filter for all) takes, key by
 key, the decision whose key measured the lower noise: one tune inherits its noisy keys, where a
