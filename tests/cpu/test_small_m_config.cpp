@@ -72,6 +72,13 @@ std::vector<Config> all_existing_configs() {
           if (pdl) out.push_back(with_late_trigger(v));
         }
         if (pdl && stages > 4) out.push_back(with_early(c, 4));
+        // aonce=1: two pairs a stage, TMA weights, no split.
+        if (splitk == 1) {
+          const Config a = with_aonce(with_kblocks(c, 2));
+          EXPECT_TRUE(config_exists(a)) << a.to_string();
+          out.push_back(a);
+          if (pdl) out.push_back(with_late_trigger(a));
+        }
       }
   return out;
 }
@@ -189,7 +196,8 @@ TEST(SmallMConfig, EarlyNamesAndRules) {
 }
 
 // early=4 twins: on weights <= 40 MB only, one per TMA one-shot PDL candidate (pdl=1 or 2) with
-// l2pf=0 and a ring deeper than 4 stages; never the default, never on other devices.
+// l2pf=0 and a ring deeper than 4 stages (not aonce, which takes no early); never the default,
+// never on other devices.
 TEST(SmallMConfig, EarlyTwinsOnlyForSmallWeightsAndTheTmaKernel) {
   for (const auto& s : {std::pair<int64_t, int64_t>{4096, 4096}, {7168, 4480}, {8192, 1024}, {8192, 8192}, {28672, 4096}})
     for (int64_t m : {1, 16}) {
@@ -204,7 +212,7 @@ TEST(SmallMConfig, EarlyTwinsOnlyForSmallWeightsAndTheTmaKernel) {
           EXPECT_TRUE(can_implement(p, c, 90)) << c.to_string();
           EXPECT_NE(std::find(cands.begin(), cands.end(), with_early(c, 0)), cands.end()) << c.to_string();
         } else if (c.wgmma && c.pdl && c.persist == 0 && c.streamk == 0 && !c.cp_weights && !c.reg_weights &&
-                   c.l2pf == 0 && c.stages > kEarlyStages) {
+                   c.l2pf == 0 && c.aonce == 0 && c.stages > kEarlyStages) {
           ++eligible;
           EXPECT_EQ(std::find(cands.begin(), cands.end(), with_early(c, kEarlyStages)) != cands.end(), small)
               << c.to_string();
@@ -675,7 +683,7 @@ TEST(SmallMConfig, KPairsTwoAStageCandidates) {
   const auto two_pairs = [](const Problem& p) {
     std::vector<std::string> out;
     for (const Config& x : candidate_configs(p, 132, 90))
-      if (x.wgmma && x.rows == 32 && x.kblocks == 2) {
+      if (x.wgmma && x.rows == 32 && x.kblocks == 2 && !x.aonce) {  // aonce: ActivationOnce...
         EXPECT_TRUE(can_implement(p, x, 90)) << x.to_string();
         out.push_back(x.to_string());
       }
@@ -912,6 +920,52 @@ TEST(SmallMConfig, KBlocksNamesRulesAndSharedMemory) {
   EXPECT_TRUE(can_implement(problem(17, 4480, 15680), cp, 90));
   cp.stages = 7;  // 7 x 36 KB at m=17 > 220 KB
   EXPECT_FALSE(can_implement(problem(17, 4480, 15680), cp, 90));
+}
+
+// aonce=1 (K pairs, two a stage, the activation row copied once, whole) is spelled after kblocks,
+// only on rows=32 with kblocks=2, splitk=1, TMA weights, l2pf=0, no early; m = 1; its shared
+// memory is the weight ring, the activation row (K rounded up to pairs, and 256 bytes of zeros)
+// and the barriers; it is a candidate at m = 1 on weights <= 40 MB, with the deepest ring two
+// blocks per SM fit and its pdl=2 twin.
+TEST(SmallMConfig, ActivationOnceNamesRulesAndSharedMemory) {
+  const Config c = with_aonce(with_kblocks(wgmma_config(32, 1, 6, true), 2));
+  EXPECT_EQ(c.to_string(), "wgmma,rows=32,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=2,aonce=1");
+  EXPECT_EQ(parse_config(c.to_string()), c);
+  const Config late = with_late_trigger(c);
+  EXPECT_EQ(late.to_string(), "wgmma,rows=32,splitk=1,stages=6,l2pf=0,pdl=2,kblocks=2,aonce=1");
+  EXPECT_EQ(parse_config(late.to_string()), late);
+  EXPECT_FALSE(c == with_kblocks(wgmma_config(32, 1, 6, true), 2));
+  const Malformed bad[] = {
+      {"wgmma,rows=32,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=2,aonce=2", "aonce must be 1"},
+      {"wgmma,rows=32,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=2,aonce=0", "not canonical"},
+      {"wgmma,rows=32,splitk=1,stages=6,l2pf=0,pdl=1,aonce=1", "kblocks=2, splitk=1"},
+      {"wgmma,rows=32,splitk=2,stages=6,l2pf=0,pdl=1,kblocks=2,aonce=1", "kblocks=2, splitk=1"},
+      {"wgmma,rows=64,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=2,aonce=1", "rows=32 (K pairs)"},
+      {"wgmma,rows=32,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=2,aonce=1,wload=cp", "TMA weights"},
+      {"wgmma,rows=32,splitk=1,stages=6,l2pf=0,pdl=1,aonce=1,kblocks=2", "trailing characters"},
+  };
+  expect_rejected(bad);
+  // Six 16 KB stages, the 4 KB row and 256 bytes, 12 + 1 barriers; K = 2064 rounds up to 9 pairs.
+  EXPECT_EQ(shared_bytes(problem(1, 4096, 4096), c), size_t(6 * 16384 + 4096 + 256 + 6 * 16 + 8));
+  EXPECT_EQ(shared_bytes(problem(1, 208, 2064), c), size_t(6 * 16384 + 9 * 256 + 256 + 6 * 16 + 8));
+  EXPECT_TRUE(can_implement(problem(1, 4096, 4096), c, 90));
+  const Verdict v = can_implement(problem(2, 4096, 4096), c, 90);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.reason.find("m = 1"), std::string::npos) << v.reason;
+  // Candidates: m = 1 and <= 40 MB only; six stages fit two blocks per SM at K = 4096 (seven do not).
+  const auto aonce_of = [](const Problem& p) {
+    std::vector<std::string> out;
+    for (const Config& k : candidate_configs(p, 132, 90))
+      if (k.aonce) out.push_back(k.to_string());
+    return out;
+  };
+  EXPECT_EQ(aonce_of(problem(1, 4608, 4096)),
+            (std::vector<std::string>{"wgmma,rows=32,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=2,aonce=1",
+                                      "wgmma,rows=32,splitk=1,stages=6,l2pf=0,pdl=2,kblocks=2,aonce=1"}));
+  EXPECT_TRUE(aonce_of(problem(2, 4608, 4096)).empty());
+  EXPECT_TRUE(aonce_of(problem(1, 4480, 15680)).empty());  // 70 MB
+  for (const Config& k : candidate_configs(problem(1, 4608, 4096), 132, 90))
+    if (k.aonce) EXPECT_LE(int64_t(shared_bytes(problem(1, 4608, 4096), k)) + 1024, kSmSharedBytes / 2);
 }
 
 // kblocks candidates: fitted rows at one block per SM (rows = ceil(n / SMs)), no split-K; TMA

@@ -428,6 +428,30 @@ TEST(SmallM, WgmmaCpCompactTileEveryN) {
   passes_every_dtype_pair(be, seed, {one, two}, small_m::with_cp_weights, 24);
 }
 
+// aonce=1 (K pairs, two a stage, the activation row copied once, whole; m = 1): rings of 2-7
+// stages, pdl 0/1/2, ragged n (208), K of 17 K blocks with a 16-byte tail (2064: an odd pair and
+// an odd last stage), of 8 (1024) and of 2 (256: one stage), batch 2; then every dtype pair and
+// output type.
+TEST(SmallM, WgmmaKPairsActivationOnce) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  if (testing::test_context().device().compute_capability() != 90) GTEST_SKIP() << "wgmma tactics need sm_90";
+  Backend& be = small_m_backend();
+  uint64_t seed = 11500;
+  int ran = 0, pick = 0;
+  for (int64_t k : {2064, 1024, 256}) {
+    const Problem p = make(2, 1, 208, k);
+    VerifyCase vc(p, seed++);
+    for (int stages = 2; stages <= 7; ++stages, ++pick) {
+      small_m::Config c = small_m::with_aonce(small_m::with_kblocks(small_m::wgmma_config(32, 1, stages, pick % 3 > 0), 2));
+      if (pick % 3 == 2) c = small_m::with_late_trigger(c);
+      ran += passes_reference(be, p, vc, Tactic{"small_m", c.to_string()});
+    }
+  }
+  EXPECT_EQ(ran, 18);
+  const small_m::Config one = small_m::with_aonce(small_m::with_kblocks(small_m::wgmma_config(32, 1, 6, true), 2));
+  passes_every_dtype_pair(be, seed, {one}, [](small_m::Config c) { return c; }, 1);
+}
+
 // pdl=2 (dependents released after the K loop) on the TMA and cp.async one-shot kernels: the same
 // sweep (every rows x N instantiation, rings 2..16, split-K 1..8), PDL always on.
 TEST(SmallM, WgmmaLateTriggerEveryInstantiationAndSplit) {

@@ -68,6 +68,16 @@ int fitted_rows_at(const Problem& p, int sm_count, int per_sm) {
   return fitted_rows(int(std::min<int64_t>(rows, 1024))) ? int(rows) : 0;
 }
 
+// aonce=1: the deepest ring (up to 16 two-pair stages) with which two blocks fit an SM (228 KB, ~1
+// KB reserved per block); 0 if < 4.
+int aonce_stages(const Problem& p) {
+  for (int st = kWgmmaMaxStages; st >= 4; --st) {
+    const Config c = with_aonce(with_kblocks(wgmma_config(32, 1, st, true, 0), 2));
+    if (int64_t(shared_bytes(p, c)) + 1024 <= kSmSharedBytes / 2) return st;
+  }
+  return 0;
+}
+
 // v3 persistent: <= 512 bytes of barriers, and the split-K receive buffer beside the ring.
 int wgmma_persist_stages(const Problem& p, int rows, int splitk, int occ) {
   const Config probe = wgmma_config(rows, splitk, 2, true, 0, 1);
@@ -264,6 +274,14 @@ std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
           for (int less : {0, 2})
             if (st - less >= 4) add(with_kblocks(wgmma_config(32, split, st - less, true, 0), 2));
     }
+    // The activation row once, whole (aonce=1: m = 1, weights <= 40 MB): two K pairs a stage and
+    // the deepest ring two blocks per SM fit (its pdl=2 twin comes below). H200, session 33
+    // (docs/perf/small_m.md): nemotron3super.qkv 6.10 -> 5.78 us at M=1 (0.726 of the floor),
+    // shared_up 6.60 -> 6.21, llama8b.qkv 7.06 -> 6.82, llama8b.o 5.65 -> 5.60; slower at nano9b.qkv
+    // (1.6%), nemoH8b.out_proj and the 8-10 MB weights, where the tuner keeps what it had.
+    if (p.m == 1 && small_weights(p))
+      if (const int st = aonce_stages(p); st > 0)
+        add(with_aonce(with_kblocks(wgmma_config(32, 1, st, true, 0), 2)));
     // Fitted rows: the rows per block that make the grid as many blocks as 2, 3 or 4 per SM
     // (rounded up: at most that many), where that is 33..127 rows but 64; no split-K; the ring
     // for that occupancy; TMA and cp.async. Why these (H200, session 14, docs/perf/small_m.md):

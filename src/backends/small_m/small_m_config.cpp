@@ -30,6 +30,7 @@ std::string Config::to_string() const {
        << ",pdl=" << (late_trigger ? 2 : pdl ? 1 : 0);
     if (early > 0) os << ",early=" << early;
     if (kblocks > 1) os << ",kblocks=" << kblocks;
+    if (aonce > 0) os << ",aonce=" << aonce;
     if (persist > 0) os << ",persist=" << persist;
     if (streamk > 0) os << ",streamk=" << streamk;
     if (cp_weights) os << kWloadCpField;
@@ -47,12 +48,12 @@ namespace {
 int take_field(std::string_view& text, std::string_view key, bool last, std::string_view whole, bool v3) {
   const auto fail = [&](const char* why) {
     FP8GEMM_FAIL(kInvalidArgument, "small_m tactic '", whole, "': ", why, " (expected ",
-                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1|2[,early=E][,kblocks=B][,persist=B|,streamk=B]"
+                 v3 ? "wgmma,rows=R,splitk=S,stages=P,l2pf=L,pdl=0|1|2[,early=E][,kblocks=B][,aonce=1][,persist=B|,streamk=B]"
                           "[,wload=cp|reg])"
                     : "rows=R,splitk=S,warps=W,stages=P,pdl=0|1)");
   };
   if (text.substr(0, key.size()) != key || text.size() <= key.size() || text[key.size()] != '=')
-    fail(v3 ? "fields must be wgmma, rows, splitk, stages, l2pf, pdl[, early][, kblocks][, persist or streamk][, wload] "
+    fail(v3 ? "fields must be wgmma, rows, splitk, stages, l2pf, pdl[, early][, kblocks][, aonce][, persist or streamk][, wload] "
               "in this order"
             : "fields must be rows, splitk, warps, stages, pdl in this order");
   text.remove_prefix(key.size() + 1);
@@ -111,11 +112,13 @@ Config parse_config(std::string_view text) {
   };
   std::string_view streamk_field = split_off(",streamk=");
   std::string_view persist_field = split_off(",persist=");
+  std::string_view aonce_field = split_off(",aonce=");
   std::string_view kblocks_field = split_off(",kblocks=");
   std::string_view early_field = split_off(",early=");
   const int pdl = take_field(rest, "pdl", true, text, v3);
   if (!early_field.empty()) c.early = take_field(early_field, "early", true, text, v3);
   if (!kblocks_field.empty()) c.kblocks = take_field(kblocks_field, "kblocks", true, text, v3);
+  if (!aonce_field.empty()) c.aonce = take_field(aonce_field, "aonce", true, text, v3);
   if (!persist_field.empty()) c.persist = take_field(persist_field, "persist", true, text, v3);
   if (!streamk_field.empty()) c.streamk = take_field(streamk_field, "streamk", true, text, v3);
   FP8GEMM_REQUIRE(pdl == 0 || pdl == 1 || (v3 && pdl == 2), kInvalidArgument, "small_m tactic '", text, "': pdl must be ",
@@ -171,6 +174,12 @@ Verdict wgmma_config_exists(const Config& c) {
     if (c.splitk != 1) return Verdict::no("streamk tactics have splitk=1 (the units are split over the grid instead)");
     if (c.late_trigger) return Verdict::no("streamk tactics have pdl=0 or 1");
   }
+  if (c.aonce != 0) {
+    if (c.aonce != 1) return Verdict::no("aonce must be 1 (absent = 0)");
+    if (c.rows != 32 || c.kblocks != 2 || c.splitk != 1 || c.cp_weights || c.reg_weights || c.persist > 0 ||
+        c.streamk > 0 || c.l2pf != 0 || c.early != 0)
+      return Verdict::no("aonce=1 is for rows=32 (K pairs) with kblocks=2, splitk=1, TMA weights, l2pf=0 and no early");
+  }
   if (c.kblocks != 1) {
     if (c.kblocks != 2 && c.kblocks != 4)
       return Verdict::no("kblocks must be 2 or 4 (K blocks per ring stage; absent = 1)");
@@ -215,6 +224,9 @@ Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
                                        : "A, B and out must be 16-byte aligned (TMA global addresses)");
   const int64_t kblocks = wgmma_kblocks(p);
   if (c.splitk > kblocks) return Verdict::no("splitk must be <= ceil(k/128): every split needs K to read");
+  if (c.aonce && p.m != 1)
+    return Verdict::no("aonce=1 needs m = 1 (the activation row copied once, whole; at m = 2-4 the compact copy of "
+                       "several rows was slower than the in-stage tiles)");
   if (c.rows == 32 && p.m > 16)
     return Verdict::no("rows=32 (K pairs) needs m <= 16: two K blocks' activation rows share the MMA's N (<= 32)");
   if (c.rows == 32 && c.splitk > (kblocks + 1) / 2)
@@ -234,6 +246,9 @@ Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
     if (streamk_units(p, c) >= (int64_t(1) << 48))
       return Verdict::no("streamk: ceil(n/rows) * batch * ceil(k/128) must be < 2^48");
   }
+  if (c.aonce && shared_bytes(p, c) > kWgmmaMaxSharedBytes)
+    return Verdict::no("aonce=1: stages * 16 KB of weights and the activation row (k rounded up to 256, plus 256 "
+                       "bytes) must fit 220 KB of shared memory");
   if (shared_bytes(p, c) > kWgmmaMaxSharedBytes)
     return Verdict::no(c.reg_weights ? "stages * 8 * ceil(m/8) * 512 bytes of activation slots must fit 220 KB of "
                                        "shared memory"
@@ -301,6 +316,10 @@ Verdict config_exists(const Config& c) {
 }
 
 size_t shared_bytes(const Problem& p, const Config& c) {
+  // aonce=1: two-pair weight stages, the activation row (K rounded up to pairs, and 256 bytes of
+  // zeros), the ring's barriers and the activation's (no alignment slack).
+  if (c.wgmma && c.aonce)
+    return size_t(c.stages) * 2 * 64 * kWgmmaKBlock + size_t((p.k + 255) / 256 * 256 + 256) + size_t(c.stages) * 16 + 8;
   // v3 with weights in registers: activation slots only (1024-aligned like the other kernels).
   if (c.wgmma && c.reg_weights) return size_t(c.stages) * size_t(wgmma_n(p.m)) * kRegSlotK + 1024;
   // v3: the ring plus 1 KB to align it to 1024 bytes (128-byte swizzle atoms); fitted rows: and

@@ -118,6 +118,9 @@ constexpr int kRegSlotK = 64 * kRegChunks;
 //    pairs, 512 bytes of each weight row, a stage (a stream probe in a PDL chain moved 4096x4096
 //    in 5.03 us with 512 bytes a row per stage and 5.73 with 256, at the same ring bytes; H200,
 //    session 25).
+//  - aonce=1 (rows=32 K pairs with kblocks=2, TMA weights, splitk=1, l2pf=0, no early; spelled after
+//    kblocks; m = 1): the ring holds weights only and the block's activation row, the whole K, is
+//    copied once after the wait (small_m_wgmma_aonce.cuh).
 struct Config {
   int rows = 32;    // weight rows (output columns n) per block: 16 x row tiles, shared by its warps
   int splitk = 1;   // blocks of one cluster that split K; reduced in fixed order through DSMEM
@@ -133,6 +136,7 @@ struct Config {
   int streamk = 0;     // v3 with cp.async weights only: 0 = grid of (tile, split); B > 0 = B blocks per SM, even split
   int early = 0;       // one-shot v3 with TMA weights and PDL only: 0 = the whole ring before the wait; E = its first E stages
   int kblocks = 1;     // one-shot v3 (TMA or cp.async): K blocks of 128 bytes (rows=32: K pairs) per ring stage
+  int aonce = 0;       // K pairs, kblocks=2, TMA, m = 1: 1 = the whole activation row in shared memory, once
 
   int row_tiles() const { return rows / 16; }
   // "rows=32,splitk=1,warps=8,stages=2,pdl=0" or "wgmma,rows=64,splitk=2,stages=8,l2pf=0,pdl=1"
@@ -141,7 +145,7 @@ struct Config {
     return rows == o.rows && splitk == o.splitk && warps == o.warps && stages == o.stages && pdl == o.pdl &&
            wgmma == o.wgmma && l2pf == o.l2pf && persist == o.persist &&
            cp_weights == o.cp_weights && reg_weights == o.reg_weights && late_trigger == o.late_trigger &&
-           streamk == o.streamk && early == o.early && kblocks == o.kblocks;
+           streamk == o.streamk && early == o.early && kblocks == o.kblocks && aonce == o.aonce;
   }
 };
 
@@ -237,6 +241,12 @@ inline Config with_early(Config c, int stages) {
 // The same v3 config with `kblocks` K blocks per ring stage (",kblocks=B").
 inline Config with_kblocks(Config c, int kblocks) {
   c.kblocks = kblocks;
+  return c;
+}
+
+// The same K-pairs config with its activation row copied once, whole (",aonce=1").
+inline Config with_aonce(Config c) {
+  c.aonce = 1;
   return c;
 }
 

@@ -464,4 +464,5 @@ constexpr int kThreads = W * 128 + 32;
 #include "backends/small_m/small_m_wgmma_cpasync.cuh"
 #include "backends/small_m/small_m_wgmma_regs.cuh"
 #include "backends/small_m/small_m_wgmma_streamk.cuh"
+#include "backends/small_m/small_m_wgmma_aonce.cuh"
 #include "backends/small_m/small_m_wgmma_launch.cuh"

@@ -165,6 +165,23 @@ void launch_wgmma_pair(const LaunchArgs& l) {
   kp.stage_tx = layout.tx_bytes;
   kp.stage_kblocks = c.kblocks;
   kp.kb_bytes = layout.stage_bytes;
+  if (c.aonce) {
+    // K pairs with the whole activation once (m < 8, splitk 1): one kernel per dtype pair.
+    static std::atomic<uint64_t> raised_aonce{0};
+    auto kernel = small_m_wgmma_aonce_kernel<WT, AT>;
+    raise_smem_limit_once(kernel, raised_aonce);
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(unsigned((pr.n + c.rows - 1) / c.rows), 1, unsigned(pr.batch));
+    cfg.blockDim = dim3(unsigned(kThreads<1>));
+    cfg.dynamicSmemBytes = shared_bytes(pr, c);
+    cfg.stream = l.stream;
+    cudaLaunchAttribute attrs[kMaxLaunchAttrs];
+    set_launch_attrs(cfg, attrs, 1, c.pdl);
+    CUtensorMap wmap;
+    encode_kmajor_map(&wmap, l.args.b, pr.k, pr.n, pr.batch, c.rows);
+    FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, wmap, kp));
+    return;
+  }
   // 64 rows and fitted rows up to 64: one consumer warpgroup; 128 and fitted rows above 64: two.
   if (c.rows != 32)
     return wgmma_warpgroups(c.rows) == 1 ? launch_wgmma_np<WT, AT, 1>(l, kp) : launch_wgmma_np<WT, AT, 2>(l, kp);
