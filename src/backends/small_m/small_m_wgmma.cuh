@@ -229,6 +229,39 @@ FP8GEMM_DEFINE_WGMMA(E5M2, E4M3, "e5m2", "e4m3")
 FP8GEMM_DEFINE_WGMMA(E4M3, E5M2, "e4m3", "e5m2")
 #undef FP8GEMM_DEFINE_WGMMA
 
+// The end of a ring stage's MMA in the consumers' K loops: commit the stage's wgmma (two
+// accumulator chains) and keep them in flight; the previous stage's are done, so its slot goes back
+// to the producer; the ring position moves on.
+template <int NA>
+__device__ __forceinline__ void end_stage(float (&acc)[NA], float (&acc2)[NA], uint64_t* empty_bar, int stages,
+                                          int lane, int& s, uint32_t& phase, int& prev) {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  fence_acc(acc);
+  fence_acc(acc2);
+  asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+  fence_acc(acc);
+  fence_acc(acc2);
+  if (prev >= 0) {
+    __syncwarp();
+    if (lane == 0) mbar_arrive(&empty_bar[prev]);
+  }
+  prev = s;
+  if (++s == stages) {
+    s = 0;
+    phase ^= 1;
+  }
+}
+
+// After the last stage: every wgmma complete, the second chain added into the first.
+template <int NA>
+__device__ __forceinline__ void finish_chains(float (&acc)[NA], float (&acc2)[NA]) {
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  fence_acc(acc);
+  fence_acc(acc2);
+#pragma unroll
+  for (int i = 0; i < NA; ++i) acc[i] += acc2[i];
+}
+
 // The consumers' K loop over one unit of work: per ring stage, wait until it is full, issue its
 // four k32 wgmma for this warpgroup's 64 weight rows (a RingStage: St::kKB bytes of K of the
 // weights, then of the activations), keep them in flight and give the previous stage back (its
@@ -272,28 +305,9 @@ __device__ __forceinline__ void consume_k_blocks(float (&acc)[NP / 2], int nkb, 
         wgmma<WT, AT, NP>(acc2, da + step + 2 * kk + 2, db + step + 2 * kk + 2);
       }
     }
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    fence_acc(acc);
-    fence_acc(acc2);
-    // Keep this stage's wgmma in flight; the previous one is done: give its slot back.
-    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-    fence_acc(acc);
-    fence_acc(acc2);
-    if (prev >= 0) {
-      __syncwarp();
-      if (lane == 0) mbar_arrive(&empty_bar[prev]);
-    }
-    prev = s;
-    if (++s == stages) {
-      s = 0;
-      phase ^= 1;
-    }
+    end_stage(acc, acc2, empty_bar, stages, lane, s, phase, prev);
   }
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-  fence_acc(acc);
-  fence_acc(acc2);
-#pragma unroll
-  for (int i = 0; i < NP / 2; ++i) acc[i] += acc2[i];
+  finish_chains(acc, acc2);
 }
 
 // Writes v to output element (m, n) of the batch starting at out_base (bf16 or fp16), if it is

@@ -138,27 +138,9 @@ __global__ void __launch_bounds__(kThreads<1>, 2)
           wgmma<WT, AT, NP>(acc2, da + 2 * kk + 2, smem_desc_plain2(a0 + uint32_t(2 * kk + 2) * lbo, lbo, sbo));
         }
       }
-      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-      fence_acc(acc);
-      fence_acc(acc2);
-      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-      fence_acc(acc);
-      fence_acc(acc2);
-      if (prev >= 0) {
-        __syncwarp();
-        if (lane == 0) mbar_arrive(&empty_bar[prev]);
-      }
-      prev = s;
-      if (++s == stages) {
-        s = 0;
-        phase ^= 1;
-      }
+      end_stage(acc, acc2, empty_bar, stages, lane, s, phase, prev);
     }
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-    fence_acc(acc);
-    fence_acc(acc2);
-#pragma unroll
-    for (int i = 0; i < NP / 2; ++i) acc[i] += acc2[i];
+    finish_chains(acc, acc2);
   }
   release_dependents_late(p);
   finish_one_shot<1, NP, kThreads<1>, true>(p, acc, ring, row0, batch, warp < 4);
