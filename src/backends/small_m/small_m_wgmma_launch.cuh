@@ -166,7 +166,7 @@ void launch_wgmma_pair(const LaunchArgs& l) {
   kp.stage_kblocks = c.kblocks;
   kp.kb_bytes = layout.stage_bytes;
   if (c.aonce) {
-    // K pairs with the whole activation once (m < 8, splitk 1): one kernel per dtype pair.
+    // K pairs with the activation row once, whole (m = 1, splitk 1): one kernel per dtype pair.
     static std::atomic<uint64_t> raised_aonce{0};
     auto kernel = small_m_wgmma_aonce_kernel<WT, AT>;
     raise_smem_limit_once(kernel, raised_aonce);
