@@ -246,12 +246,11 @@ Verdict wgmma_can_implement(const Problem& p, const Config& c, int cc) {
     if (streamk_units(p, c) >= (int64_t(1) << 48))
       return Verdict::no("streamk: ceil(n/rows) * batch * ceil(k/128) must be < 2^48");
   }
-  if (c.aonce && shared_bytes(p, c) > kWgmmaMaxSharedBytes)
-    return Verdict::no("aonce=1: stages * 16 KB of weights and the activation row (k rounded up to 256, plus 256 "
-                       "bytes) must fit 220 KB of shared memory");
   if (shared_bytes(p, c) > kWgmmaMaxSharedBytes)
     return Verdict::no(c.reg_weights ? "stages * 8 * ceil(m/8) * 512 bytes of activation slots must fit 220 KB of "
                                        "shared memory"
+                       : c.aonce     ? "aonce=1: stages * 16 KB of weights and the activation row (k rounded up to "
+                                       "256, plus 256 bytes) must fit 220 KB of shared memory"
                                      : "stages * (rows + 8 * ceil(m/8)) * 128 bytes (plus the split-K buffer when "
                                        "persistent) must fit 220 KB of shared memory");
   return Verdict::yes();
@@ -316,10 +315,10 @@ Verdict config_exists(const Config& c) {
 }
 
 size_t shared_bytes(const Problem& p, const Config& c) {
-  // aonce=1: two-pair weight stages, the activation row (K rounded up to pairs, and 256 bytes of
-  // zeros), the ring's barriers and the activation's (no alignment slack).
+  // aonce=1: the weight ring, the activation row, the ring's barriers and the activation's (no
+  // alignment slack).
   if (c.wgmma && c.aonce)
-    return size_t(c.stages) * 2 * 64 * kWgmmaKBlock + size_t((p.k + 255) / 256 * 256 + 256) + size_t(c.stages) * 16 + 8;
+    return size_t(c.stages) * kAonceStageBytes + size_t(aonce_act_bytes(p.k)) + size_t(c.stages) * 16 + 8;
   // v3 with weights in registers: activation slots only (1024-aligned like the other kernels).
   if (c.wgmma && c.reg_weights) return size_t(c.stages) * size_t(wgmma_n(p.m)) * kRegSlotK + 1024;
   // v3: the ring plus 1 KB to align it to 1024 bytes (128-byte swizzle atoms); fitted rows: and

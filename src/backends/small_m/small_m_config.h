@@ -244,6 +244,12 @@ inline Config with_kblocks(Config c, int kblocks) {
   return c;
 }
 
+// aonce=1's shared memory (small_m_wgmma_aonce.cuh; shared_bytes): ring stages of two K pairs of
+// 32 weight rows (16 KB), then the activation row: K rounded up to whole pairs (256 bytes) and 256
+// bytes of zeros that the wgmma's rows past the first read, then the barriers.
+constexpr int kAonceStageBytes = 2 * 64 * kWgmmaKBlock;
+constexpr int64_t aonce_act_bytes(int64_t k) { return (k + 255) / 256 * 256 + 256; }
+
 // The same K-pairs config with its activation row copied once, whole (",aonce=1").
 inline Config with_aonce(Config c) {
   c.aonce = 1;

@@ -27,16 +27,12 @@ __device__ __forceinline__ uint64_t smem_desc_plain2(uint32_t addr, uint32_t lbo
 
 #endif  // FP8GEMM_SMALL_M_SM90A
 
-// The activation buffer of a block: ceil(K blocks / 2) pairs of 256 bytes, and 256 bytes that the
-// last chunks' rows past the first read (zeros).
-inline __host__ __device__ int64_t aonce_act_bytes(int64_t k) { return (k + 255) / 256 * 256 + 256; }
-
 template <class WT, class AT>
 __global__ void __launch_bounds__(kThreads<1>, 2)
     small_m_wgmma_aonce_kernel(const __grid_constant__ CUtensorMap wmap, const Params p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
   constexpr int kUnit = 64 * 128;        // one K pair of the block's 32 rows (RingStage<1, *>::kWBytes)
-  constexpr int kStageBytes = 2 * kUnit;  // two pairs a stage
+  constexpr int kStageBytes = kAonceStageBytes;  // two pairs a stage (2 kUnit)
   constexpr int kHalfW = kUnit / 2;       // the pair's second K block
   constexpr int NP = 16;                  // K pairs at m <= 8: two K blocks' 8 columns
   extern __shared__ __align__(1024) uint8_t smem_raw[];
