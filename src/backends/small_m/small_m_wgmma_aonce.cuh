@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(kThreads<1>, 2)
   const int batch = int(blockIdx.z);
   const int nkb = p.kblocks;                  // splitk = 1
   const int npairs = (nkb + 1) / 2;
-  const int nst = (npairs + 1) / 2;           // two pairs a stage (the last may hold one)
+  const int nst = stage_count<true>(nkb, 2);  // two pairs a stage (the last may hold one)
   if (threadIdx.x == 0) mbar_init(empty_bar + stages, 1);  // made visible by start_block's fence and barrier
   start_block(full_bar, empty_bar, stages, 1, 4, !p.late_trigger);
 
@@ -67,11 +67,10 @@ __global__ void __launch_bounds__(kThreads<1>, 2)
         mbar_arrive_expect_tx(&full_bar[s], uint32_t(2 * 2 * p.rows * 128));
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
-          const int pair = 2 * i + j;
-          const int kb = pair < npairs ? 2 * pair : p.kblocks;  // past the end: zeros
+          const int kb = stage_kblock<true, 2>(0, nkb, i, j, p.kblocks);  // past the end: zeros
           uint8_t* st = ring + s * kStageBytes + j * kUnit;
-          tma_load(st, &wmap, &full_bar[s], kb * 128, row0, batch, pol_w);
-          tma_load(st + kHalfW, &wmap, &full_bar[s], (kb + 1) * 128, row0, batch, pol_w);
+          tma_load(st, &wmap, &full_bar[s], kb * kWgmmaKBlock, row0, batch, pol_w);
+          tma_load(st + kHalfW, &wmap, &full_bar[s], (kb + 1) * kWgmmaKBlock, row0, batch, pol_w);
         }
       };
       const int pre = min(stages, nst);
