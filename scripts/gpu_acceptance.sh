@@ -66,10 +66,6 @@ case "$PHASE" in
     step auto_between timeout 180 "$F" bench --model all --m 3,12,40,100,200,300,700,3000 \
       --tactics all --csv "$OUT/auto_between.csv"
     step explain timeout 20 "$F" explain --shape 6144,4096 --m 40 --cache "$OUT/cache.json"
-    # Did the tune time its choices as the bench did (docs/tuning.md "Session 23: the tune and the
-    # judge in different power states")? The suite's M values are bucket edges.
-    [ "$PHASE" = tune ] && python3 "$(dirname "$0")/tune_vs_bench.py" "$OUT/logs/tune.json" "$OUT/auto_suite.csv" \
-      > "$OUT/tune_vs_bench.txt" 2>&1
     unset FP8GEMM_CACHE
     ;;
   torch)
@@ -86,5 +82,4 @@ nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> "$OU
 kill $SMI_PID 2> /dev/null
 tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$OUT/logs"
 [ -f "$OUT/bench_torch.md" ] && { echo "==== torch"; sed -n '/^| range/,/^$/p' "$OUT/bench_torch.md"; }
-[ -f "$OUT/tune_vs_bench.txt" ] && { echo "==== tune vs bench"; cat "$OUT/tune_vs_bench.txt"; }
 echo "==== summary ($PHASES)"; printf '%s\n' "${summary[@]}"

@@ -45,7 +45,7 @@ case " $STAGES " in *" pytest "*)
     --junitxml="$OUT/pytest.xml" ${PYTEST_ARGS:-} ;;
 esac
 case " $STAGES " in *" bench "*)
-  step bench timeout "${BENCH_TIMEOUT:-420}" "$PY" scripts/bench_torch.py --csv "$OUT/bench_torch.csv" \
+  step bench timeout "${BENCH_TIMEOUT:-420}" "$PY" bench/bench_torch.py --csv "$OUT/bench_torch.csv" \
     --md "$OUT/bench_torch.md" --cache "$OUT/fp8gemm-cache.json" "${BENCH_ARGS[@]}" ;;
 esac
 

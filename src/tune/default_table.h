@@ -1,5 +1,5 @@
 // The default without tuning: a built-in table per architecture of the measured-best tactic per
-// (shape class, M range), generated from H200 measurements by scripts/make_default_table.py.
+// (shape class, M range), generated from H200 measurements by data/tables/make_default_table.py.
 // A problem the table does not cover gets nothing here, and the Context then uses cuBLASLt's
 // heuristic (the floor). Never "first backend, tactic 0".
 #pragma once

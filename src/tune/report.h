@@ -1,4 +1,4 @@
-// Decisions as JSON (`fp8gemm tune --json`, read by scripts/make_default_table.py) and as the
+// Decisions as JSON (`fp8gemm tune --json`, read by data/tables/make_default_table.py) and as the
 // text `fp8gemm explain` prints. Kept here so the CLI needs no JSON library of its own.
 #pragma once
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/auto_regret.py on two small synthetic bench CSVs: the regret of each point (auto over
+"""bench/auto_regret.py on two small synthetic bench CSVs: the regret of each point (auto over
 the fastest of auto, cuBLASLt's default and every backend's best), the count within 1.03, and
 --against: which points moved into and out of 1.03, and how many kept their auto tactic.
 
@@ -20,7 +20,7 @@ def row(shape, m, default, cutlass, auto, tactic):
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "."
-    script = os.path.join(root, "scripts", "auto_regret.py")
+    script = os.path.join(root, "bench", "auto_regret.py")
     with tempfile.TemporaryDirectory() as tmp:
         a, b = os.path.join(tmp, "a.csv"), os.path.join(tmp, "b.csv")
         with open(a, "w") as f:  # regrets 1.000, 1.100 (cutlass 10 is the best), 1.020

@@ -1,6 +1,6 @@
 // fp8gemm tune: tunes every (shape, M bucket) key of a model preset or of --shape N,K over the
 // M values of --m, with a progress bar on stderr, and writes the cache (and optionally every
-// decision as JSON, the input of scripts/make_default_table.py). docs/tuning.md.
+// decision as JSON, the input of data/tables/make_default_table.py). docs/tuning.md.
 #include <unistd.h>
 
 #include <chrono>
@@ -223,7 +223,7 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_option("--out", o.out_dtype, "output type (default bf16)");
   cmd->add_option("--backend", o.backends, "challengers only from these backends")->delimiter(',');
   cmd->add_option("--cache", o.cache, "cache file (default $FP8GEMM_CACHE, else fp8gemm_tune_cache.json)");
-  cmd->add_option("--json", o.json, "write every decision as JSON (scripts/make_default_table.py reads it)");
+  cmd->add_option("--json", o.json, "write every decision as JSON (data/tables/make_default_table.py reads it)");
   cmd->add_option("--key-budget-ms", o.key_budget_ms, "time budget per key (default 100)");
   cmd->add_option("--run-budget-s", o.run_budget_s, "time budget of the run; later keys keep their default (0: none)");
   cmd->add_option("--bucket-samples", o.bucket_samples,
