@@ -121,7 +121,6 @@ AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, bool best_first)
       c.best_tactic = c.opponents[j];
     }
   }
-  c.clock_mhz = t[0].clock_mhz;
   c.round_ratios = {c.auto_us / c.best_us};
   return c;
 }

@@ -265,9 +265,7 @@ void write_json(std::ostream& os, const std::vector<BenchPoint>& points) {
          << ", \"ok\": " << (t.ok ? "true" : "false") << ", \"median_us\": " << json_number(t.median_us)
          << ", \"error\": " << json_string(t.error) << ", \"samples_us\": [";
       for (size_t s = 0; s < t.samples_us.size(); ++s) os << (s ? ", " : "") << json_number(t.samples_us[s]);
-      os << "]";
-      if (t.clock_mhz > 0) os << ", \"clock_mhz\": " << json_number(t.clock_mhz);
-      os << "}";
+      os << "]}";
     }
     const AutoConfirm& c = p.confirm;
     os << "],\n     \"confirm\": {\"ran\": " << (c.ran ? "true" : "false")
@@ -278,9 +276,7 @@ void write_json(std::ostream& os, const std::vector<BenchPoint>& points) {
     for (size_t r = 0; r < c.round_ratios.size(); ++r) os << (r ? ", " : "") << json_number(c.round_ratios[r]);
     os << "], \"opponents\": [";
     for (size_t j = 0; j < c.opponents.size(); ++j) os << (j ? ", " : "") << json_string(c.opponents[j]);
-    os << "]";
-    if (c.clock_mhz > 0) os << ", \"clock_mhz\": " << json_number(c.clock_mhz);
-    os << "}";
+    os << "]}";
     os << ",\n     \"notes\": [";
     for (size_t j = 0; j < p.notes.size(); ++j) os << (j ? ", " : "") << json_string(p.notes[j]);
     os << "]}";

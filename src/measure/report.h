@@ -40,7 +40,6 @@ struct AutoConfirm {
   double auto_us = 0, best_us = 0;  // this round's, each the mean of its two timings
   double noise = 0;                // the larger of the two tactics' paired noise in this round
   int calls_per_replay = 0, replays = 0;
-  double clock_mhz = 0;            // mean SM clock over the round; 0: not recorded (FP8GEMM_RECORD_CLOCK=1)
   std::string note;                // why it did not run, when it did not
   // auto_us / best_us of every round, in the order they ran (NaN where a round failed); one entry
   // for a single round.

@@ -16,8 +16,8 @@ int expected_calls(double call_us) { return calls_per_replay_for(call_us, GraphT
 }  // namespace
 
 double estimate_call_us(const Problem& p) {
-  // Deliberately optimistic about neither: ~3 TB/s and ~1000 TFLOP/s are below H200 ceilings,
-  // so budgets err on the side of measuring less.
+  // Deliberately optimistic about neither: ~3 TB/s and ~1000 TFLOP/s are below Hopper's
+  // ceilings, so budgets err on the side of measuring less.
   const double bytes_s = p.min_bytes() / 3.0e12;
   const double flops_s = p.flops() / 1.0e15;
   return std::max(bytes_s, flops_s) * 1e6 + 4.0;

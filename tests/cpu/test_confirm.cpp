@@ -185,26 +185,6 @@ TEST(ConfirmAuto, ByMTheRoundsGoByMThenLightestFirst) {
   EXPECT_EQ(confirm_order(points, ConfirmOrder::kByM), (std::vector<size_t>{2, 3, 1, 0}));
 }
 
-// The head-to-head round's SM clock (FP8GEMM_RECORD_CLOCK=1) is in the JSON beside each timing's:
-// the judge's power state per point. Left out when not recorded.
-TEST(ConfirmAuto, TheRoundsClockIsInTheJsonWhenRecorded) {
-  BenchPoint p = point();
-  FakeTimer timer;
-  timer.true_us = {{kAuto.name(), 9.3}, {kCublasBest.name(), 9.4}};
-  p.confirm = confirm_auto(timer, p);
-  std::ostringstream plain;
-  write_json(plain, {p});
-  EXPECT_EQ(plain.str().find("clock_mhz"), std::string::npos) << plain.str();
-  timer.sm_clock_mhz = 1980;
-  p.confirm = confirm_auto(timer, p);
-  p.timings[0].clock_mhz = 1425;
-  std::ostringstream json;
-  write_json(json, {p});
-  EXPECT_NE(json.str().find("\"replays\": 9, \"note\": \"\", \"round_ratios\": [0.989362], \"opponents\": [\"cublaslt:b\"], "
-                           "\"clock_mhz\": 1980"), std::string::npos) << json.str();
-  EXPECT_NE(json.str().find("\"clock_mhz\": 1425}"), std::string::npos) << json.str();
-}
-
 TEST(ConfirmAuto, ReportedInTheTableCsvJsonAndSummary) {
   BenchPoint p = point();
   FakeTimer timer;
