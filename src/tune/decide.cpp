@@ -70,11 +70,99 @@ class KeyRecord {
   std::map<std::string, double> timer_before_;
 };
 
-// What the rounds at the edge found, into the decision: the noise floor and the threshold it
+// The rule at the edge over the full round, with the retime of a challenger held back by the
+// noise floor alone.
+struct EdgeRule {
+  PointRule rule;
+  const Timing* retimed = nullptr;  // the challenger timed again, if one was
+  std::string retime_note;
+};
+
+// Times the candidates at the edge within the key's budget (round_plan.h): those that fit, in a
+// short round that prunes the clearly slower and a full round of the finalists and the default
+// twice (the noise floor). Records what the rounds found: the noise floor and the threshold it
 // sets, the default's time, and a row for the default, each pruned candidate and each candidate
-// the budget left out.
-void record_edge_rounds(Decision& d, const RoundResult& rr, const std::vector<Tactic>& listed,
-                        const std::vector<Tactic>& measured, const PolicyOptions& o) {
+// the budget left out. Throws where measuring fails.
+RoundResult rounds_at_edge(const Problem& problem, const std::vector<Tactic>& listed, Timer& timer,
+                           const PolicyOptions& o, Decision& d);
+
+// Applies the rule at the edge; the finalists' rows join the report (with their short-round
+// times, and a note where a neighbouring bucket brought them), and the winner becomes the choice.
+EdgeRule rule_at_edge(const Problem& problem, const RoundResult& rr, const std::vector<std::string>& unlisted,
+                      double& retime_budget_us, Timer& timer, const PolicyOptions& o, Decision& d);
+
+// The segment checks: the edge's segment joins the sampled ones, each reaches up as far as its
+// tiles, each is checked at its lowest M, kept floors adapt, and equal neighbours merge into
+// d.segments. The edge's choice follows its segment. Returns what happened to the edge's segment,
+// for the reason.
+std::string check_segments(std::vector<ChoiceSegment> segments, const Problem& problem,
+                           const std::vector<Backend*>& backends, Timer& timer, const PolicyOptions& o,
+                           KeyRecord& key);
+
+// Why d.choice, in one sentence: the rule at the edge, then what the checks did to the edge's
+// segment (`edge_note`), then each segment below the edge.
+std::string reason_for(const Decision& d, const RoundResult& rr, const EdgeRule& edge, const PolicyOptions& o,
+                       const std::string& edge_note);
+
+}  // namespace
+
+PolicyOptions policy_options(const TuneOptions& o) {
+  PolicyOptions p;
+  p.key_budget_ms = o.key_budget_ms;
+  p.backends = o.backends;
+  return p;
+}
+
+Decision decide(const Problem& problem, const std::vector<Backend*>& backends, const Tactic& default_tactic,
+                const Tactic& floor_tactic, Timer& timer, const PolicyOptions& o) {
+  KeyRecord key(problem, default_tactic, floor_tactic, timer, o);
+  Decision& d = key.d;
+
+  // The candidates: the default first, every backend's tactics, a neighbouring bucket's best.
+  Candidates all = gather_candidates(problem, backends, default_tactic, o.backends);
+  const std::vector<std::string> unlisted = add_unlisted_preferred(all, problem, backends, o.preferred, o.backends);
+  d.excluded_backends = all.excluded_backends;
+  key.phase("listing");
+  if (all.tactics.size() < 2) return key.not_measured("kept the default: no other tactic can run this problem");
+
+  // Rounds at the edge, within the key's budget: a short round prunes the clearly slower, a full
+  // round times the finalists and the default twice (the noise floor).
+  RoundResult rr;
+  try {
+    rr = rounds_at_edge(problem, all.tactics, timer, o, d);
+  } catch (const std::exception& e) {
+    return key.not_measured(std::string("kept the default: measuring failed: ") + e.what());
+  }
+  key.phase("rounds");
+  if (!rr.reference.ok)
+    return key.finish("kept the default: it failed to run (" + rr.reference.error +
+                      "), so no challenger's output can be checked against it");
+
+  // The rule at the edge: the fastest finalist beyond the threshold whose output matches the
+  // default's. Retimes, at the edge and below it, share a quarter of the key budget.
+  double retime_budget_us = 0.25 * o.key_budget_ms * 1e3;
+  const EdgeRule edge = rule_at_edge(problem, rr, unlisted, retime_budget_us, timer, o, d);
+  key.phase("output_check");
+
+  // Below the edge: the same rule at sampled M values; each choice covers its part of the bucket.
+  std::vector<ChoiceSegment> segments = decide_below_edge(problem, backends, default_tactic, rr, all.tactics,
+                                                          d.threshold, retime_budget_us, timer, o);
+  for (const ChoiceSegment& s : segments) d.sampled_ms.push_back(s.sampled_m);
+  key.phase("samples");
+
+  // The segment checks: each segment's lowest M, where another contender may fit it better.
+  const std::string edge_note = check_segments(std::move(segments), problem, backends, timer, o, key);
+
+  return key.finish(reason_for(d, rr, edge, o, edge_note));
+}
+
+namespace {
+
+RoundResult rounds_at_edge(const Problem& problem, const std::vector<Tactic>& listed, Timer& timer,
+                           const PolicyOptions& o, Decision& d) {
+  const RoundPlan plan = plan_rounds(problem, listed.size(), o);
+  const std::vector<Tactic> measured = trim_candidates(listed, plan.keep, o.preferred);
+  RoundResult rr = measure_in_rounds(timer, problem, measured, plan.rounds);
   d.measured = true;
   d.noise = rr.noise;
   d.threshold = std::max(o.min_gain, o.noise_factor * rr.noise);
@@ -88,18 +176,9 @@ void record_edge_rounds(Decision& d, const RoundResult& rr, const std::vector<Ta
   for (const Tactic& t : measured) kept.insert(t.name());
   for (const Tactic& t : listed)
     if (!kept.count(t.name())) d.candidates.push_back({t.name(), "skipped", 0, -1, "over the key's time budget"});
+  return rr;
 }
 
-// The rule at the edge over the full round, with the retime of a challenger held back by the
-// noise floor alone.
-struct EdgeRule {
-  PointRule rule;
-  const Timing* retimed = nullptr;  // the challenger timed again, if one was
-  std::string retime_note;
-};
-
-// Applies the rule at the edge; the finalists' rows join the report (with their short-round
-// times, and a note where a neighbouring bucket brought them), and the winner becomes the choice.
 EdgeRule rule_at_edge(const Problem& problem, const RoundResult& rr, const std::vector<std::string>& unlisted,
                       double& retime_budget_us, Timer& timer, const PolicyOptions& o, Decision& d) {
   std::vector<const Timing*> finalists;
@@ -122,10 +201,6 @@ EdgeRule rule_at_edge(const Problem& problem, const RoundResult& rr, const std::
   return e;
 }
 
-// The segment checks: the edge's segment joins the sampled ones, each reaches up as far as its
-// tiles, each is checked at its lowest M, kept floors adapt, and equal neighbours merge into
-// d.segments. The edge's choice follows its segment. Returns what happened to the edge's segment,
-// for the reason.
 std::string check_segments(std::vector<ChoiceSegment> segments, const Problem& problem,
                            const std::vector<Backend*>& backends, Timer& timer, const PolicyOptions& o,
                            KeyRecord& key) {
@@ -150,8 +225,6 @@ std::string check_segments(std::vector<ChoiceSegment> segments, const Problem& p
   return note;
 }
 
-// Why d.choice, in one sentence: the rule at the edge, then what the checks did to the edge's
-// segment (`edge_note`), then each segment below the edge.
 std::string reason_for(const Decision& d, const RoundResult& rr, const EdgeRule& edge, const PolicyOptions& o,
                        const std::string& edge_note) {
   const std::string rule = "max(" + percent(o.min_gain) + ", " + std::to_string(o.noise_factor).substr(0, 3) +
@@ -184,58 +257,5 @@ std::string reason_for(const Decision& d, const RoundResult& rr, const EdgeRule&
 }
 
 }  // namespace
-
-PolicyOptions policy_options(const TuneOptions& o) {
-  PolicyOptions p;
-  p.key_budget_ms = o.key_budget_ms;
-  p.backends = o.backends;
-  return p;
-}
-
-Decision decide(const Problem& problem, const std::vector<Backend*>& backends, const Tactic& default_tactic,
-                const Tactic& floor_tactic, Timer& timer, const PolicyOptions& o) {
-  KeyRecord key(problem, default_tactic, floor_tactic, timer, o);
-  Decision& d = key.d;
-
-  // The candidates: the default first, every backend's tactics, a neighbouring bucket's best.
-  Candidates all = gather_candidates(problem, backends, default_tactic, o.backends);
-  const std::vector<std::string> unlisted = add_unlisted_preferred(all, problem, backends, o.preferred, o.backends);
-  d.excluded_backends = all.excluded_backends;
-  key.phase("listing");
-  if (all.tactics.size() < 2) return key.not_measured("kept the default: no other tactic can run this problem");
-
-  // Rounds at the edge, within the key's budget: a short round prunes the clearly slower, a full
-  // round times the finalists and the default twice (the noise floor).
-  const RoundPlan plan = plan_rounds(problem, all.tactics.size(), o);
-  const std::vector<Tactic> measured = trim_candidates(all.tactics, plan.keep, o.preferred);
-  RoundResult rr;
-  try {
-    rr = measure_in_rounds(timer, problem, measured, plan.rounds);
-  } catch (const std::exception& e) {
-    return key.not_measured(std::string("kept the default: measuring failed: ") + e.what());
-  }
-  key.phase("rounds");
-  record_edge_rounds(d, rr, all.tactics, measured, o);
-  if (!rr.reference.ok)
-    return key.finish("kept the default: it failed to run (" + rr.reference.error +
-                      "), so no challenger's output can be checked against it");
-
-  // The rule at the edge: the fastest finalist beyond the threshold whose output matches the
-  // default's. Retimes, at the edge and below it, share a quarter of the key budget.
-  double retime_budget_us = 0.25 * o.key_budget_ms * 1e3;
-  const EdgeRule edge = rule_at_edge(problem, rr, unlisted, retime_budget_us, timer, o, d);
-  key.phase("output_check");
-
-  // Below the edge: the same rule at sampled M values; each choice covers its part of the bucket.
-  std::vector<ChoiceSegment> segments = decide_below_edge(problem, backends, default_tactic, rr, all.tactics,
-                                                          d.threshold, retime_budget_us, timer, o);
-  for (const ChoiceSegment& s : segments) d.sampled_ms.push_back(s.sampled_m);
-  key.phase("samples");
-
-  // The segment checks: each segment's lowest M, where another contender may fit it better.
-  const std::string edge_note = check_segments(std::move(segments), problem, backends, timer, o, key);
-
-  return key.finish(reason_for(d, rr, edge, o, edge_note));
-}
 
 }  // namespace fp8gemm::tuning
