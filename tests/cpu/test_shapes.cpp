@@ -8,7 +8,7 @@
 #include <set>
 
 #include "fp8gemm/error.h"
-#include "measure/shapes.h"
+#include "tools/common/shapes.h"
 
 namespace fp8gemm {
 namespace {
