@@ -106,5 +106,14 @@ TEST(Shapes, MSpecErrorsNameTheItem) {
   }
 }
 
+// Every command's --m shows kMSpecHelp: it names each form parse_m_spec takes, and its examples parse.
+TEST(Shapes, TheMHelpNamesEveryFormAndItsExamplesParse) {
+  const std::string help = kMSpecHelp;
+  for (const char* form : {"1,8,64", "1:16384:x2", "16:128:+16", "suite", "buckets"}) {
+    EXPECT_NE(help.find(form), std::string::npos) << form;
+    EXPECT_FALSE(parse_m_spec(form).empty()) << form;
+  }
+}
+
 }  // namespace
 }  // namespace fp8gemm
