@@ -1,4 +1,4 @@
-#include "measure/report.h"
+#include "tools/common/report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -193,7 +193,7 @@ void print_geomeans(std::ostream& os, const std::vector<BenchPoint>& points) {
 
 void write_csv(std::ostream& os, const std::vector<BenchPoint>& points) {
   const std::vector<std::string> labels = all_labels(points);
-  // The confirm columns appear when any point tried it (bench --no-confirm-auto: none).
+  // The confirm columns appear when any point tried it.
   const bool confirm = std::any_of(points.begin(), points.end(),
                                    [](const BenchPoint& p) { return p.confirm.ran || !p.confirm.note.empty(); });
   os << "shape,batch,M,N,K,dtypes,noise";
@@ -266,7 +266,6 @@ void write_json(std::ostream& os, const std::vector<BenchPoint>& points) {
          << ", \"error\": " << json_string(t.error) << ", \"samples_us\": [";
       for (size_t s = 0; s < t.samples_us.size(); ++s) os << (s ? ", " : "") << json_number(t.samples_us[s]);
       os << "]";
-      if (t.clock_mhz > 0) os << ", \"clock_mhz\": " << json_number(t.clock_mhz);
       os << "}";
     }
     const AutoConfirm& c = p.confirm;
@@ -279,7 +278,6 @@ void write_json(std::ostream& os, const std::vector<BenchPoint>& points) {
     os << "], \"opponents\": [";
     for (size_t j = 0; j < c.opponents.size(); ++j) os << (j ? ", " : "") << json_string(c.opponents[j]);
     os << "]";
-    if (c.clock_mhz > 0) os << ", \"clock_mhz\": " << json_number(c.clock_mhz);
     os << "}";
     os << ",\n     \"notes\": [";
     for (size_t j = 0; j < p.notes.size(); ++j) os << (j ? ", " : "") << json_string(p.notes[j]);

@@ -12,7 +12,7 @@
 
 namespace fp8gemm {
 
-// H200 ceilings (DESIGN.md "Performance suite and ceilings").
+// H200 ceilings (docs/design.md "Performance suite and ceilings").
 constexpr double kRooflineBytesPerSecond = 4.5e12;
 constexpr double kRooflineFlopsPerSecond = 1979e12;
 
@@ -29,7 +29,7 @@ struct BenchEntry {
 };
 
 // `auto` against the fastest other tactic of the point, timed again head to head (confirm_auto,
-// measure/confirm.h). The first pass's best is the fastest of many noisy medians, which is
+// tools/common/confirm.h). The first pass's best is the fastest of many noisy medians, which is
 // biased low; these rounds' are not. One round's values, or, after median_round, those of the
 // round with the median auto / best over the point's rounds, with every round's ratio beside them.
 struct AutoConfirm {
@@ -40,14 +40,13 @@ struct AutoConfirm {
   double auto_us = 0, best_us = 0;  // this round's, each the mean of its two timings
   double noise = 0;                // the larger of the two tactics' paired noise in this round
   int calls_per_replay = 0, replays = 0;
-  double clock_mhz = 0;            // mean SM clock over the round; 0: not recorded (FP8GEMM_RECORD_CLOCK=1)
   std::string note;                // why it did not run, when it did not
   // auto_us / best_us of every round, in the order they ran (NaN where a round failed); one entry
   // for a single round.
   std::vector<double> round_ratios;
   // auto_us / min(auto_us, best_us); NaN when it did not run.
   double regret() const;
-  // The first round's regret (the single-round judge of sessions 18-24); NaN when it failed.
+  // The first round's regret (what a single round would have judged); NaN when it failed.
   double first_round_regret() const;
 };
 
