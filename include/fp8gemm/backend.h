@@ -14,6 +14,19 @@
 
 namespace fp8gemm {
 
+// Workspace per stream that a Context gives each call unless told otherwise (cuBLASLt's split-K
+// and CUTLASS's stream-K need it).
+inline constexpr size_t kDefaultWorkspaceBytes = 32ull << 20;
+
+// What a backend is built with. The Context fills it from its ContextOptions; backends never
+// see the Context.
+struct BackendOptions {
+  // The workspace `run` is given on each stream; cuBLASLt and cuDNN list no tactic needing more.
+  size_t workspace_bytes = kDefaultWorkspaceBytes;
+  // cuDNN: also list the plans it compiles at run time (ContextOptions::cudnn_runtime_compiled).
+  bool cudnn_runtime_compiled = false;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;

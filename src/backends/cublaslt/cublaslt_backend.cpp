@@ -83,7 +83,7 @@ struct CheckedAlgo {
 
 class CublasLtBackend final : public Backend {
  public:
-  CublasLtBackend(const DeviceInfo& device, const ContextOptions& options)
+  CublasLtBackend(const DeviceInfo& device, const BackendOptions& options)
       : device_(device), max_workspace_(options.workspace_bytes) {
     LT_CHECK(cublasLtCreate(&handle_));
     // Queries (heuristics, AlgoCheck) never dereference scale pointers, but must see non-null
@@ -383,7 +383,7 @@ class CublasLtBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cublaslt_backend(const DeviceInfo& device, const ContextOptions& options) {
+std::unique_ptr<Backend> make_cublaslt_backend(const DeviceInfo& device, const BackendOptions& options) {
   return std::make_unique<CublasLtBackend>(device, options);
 }
 

@@ -91,7 +91,7 @@ struct BuiltPlan {
 
 class CudnnBackend final : public Backend {
  public:
-  CudnnBackend(const DeviceInfo& device, const ContextOptions& options)
+  CudnnBackend(const DeviceInfo& device, const BackendOptions& options)
       : device_(device), max_workspace_(options.workspace_bytes), list_compiled_(list_compiled(options)) {
     if (device.compute_capability() < 90)
       availability_ = Verdict::no("cuDNN's FP8 matmul needs compute capability 9.0+, GPU has " +
@@ -108,7 +108,7 @@ class CudnnBackend final : public Backend {
 
   // The heuristic's plans (mode A, then the fallback list), in its order, up to kMaxListed that
   // build and fit the workspace. Plans that compile at run time (NVRTC: ~0.4 s per plan and
-  // problem on the H200, once per process) only with ContextOptions::cudnn_runtime_compiled, and
+  // problem on the H200, once per process) only with BackendOptions::cudnn_runtime_compiled, and
   // at most kMaxRuntimeCompiled of them: otherwise every tune and `bench --tactics all` would pay
   // that for every shape, for a backend that was slower than cuBLASLt's default at 114 of 115
   // suite points (docs/cudnn.md).
@@ -241,7 +241,7 @@ class CudnnBackend final : public Backend {
     return listings_.emplace(p, std::move(l)).first->second;
   }
 
-  static bool list_compiled(const ContextOptions& o) {
+  static bool list_compiled(const BackendOptions& o) {
     const char* env = std::getenv("FP8GEMM_CUDNN_RUNTIME_COMPILED");
     return o.cudnn_runtime_compiled || (env && std::string(env) == "1");
   }
@@ -311,7 +311,7 @@ class CudnnBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cudnn_backend(const DeviceInfo& device, const ContextOptions& options) {
+std::unique_ptr<Backend> make_cudnn_backend(const DeviceInfo& device, const BackendOptions& options) {
   return std::make_unique<CudnnBackend>(device, options);
 }
 

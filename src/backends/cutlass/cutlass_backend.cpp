@@ -18,7 +18,7 @@ constexpr int64_t kMaxTmaStrideBytes = int64_t(1) << 40;
 
 class CutlassBackend final : public Backend {
  public:
-  CutlassBackend(const DeviceInfo& device, const ContextOptions&) : device_(device) {
+  CutlassBackend(const DeviceInfo& device, const BackendOptions&) : device_(device) {
     for (const ConfigRow& row : config_table())
       if (row_is_built(row))
         for (bool pdl : {false, true}) {  // the same row; can_implement refuses _pdl for stream-K
@@ -218,7 +218,7 @@ class CutlassBackend final : public Backend {
 }  // namespace
 }  // namespace cutlass_backend
 
-std::unique_ptr<Backend> make_cutlass_backend(const DeviceInfo& device, const ContextOptions& options) {
+std::unique_ptr<Backend> make_cutlass_backend(const DeviceInfo& device, const BackendOptions& options) {
   return std::make_unique<cutlass_backend::CutlassBackend>(device, options);
 }
 

@@ -7,10 +7,9 @@
 #include <memory>
 
 #include "fp8gemm/backend.h"
-#include "fp8gemm/context.h"
 
 namespace fp8gemm {
 
-std::unique_ptr<Backend> make_small_m_backend(const DeviceInfo& device, const ContextOptions& options);
+std::unique_ptr<Backend> make_small_m_backend(const DeviceInfo& device, const BackendOptions& options);
 
 }  // namespace fp8gemm
