@@ -1,5 +1,5 @@
-// The one interface every backend implements (DESIGN.md "Backend interface").
-// Adding a backend is adding a folder under src/backends/ and one line in the registry.
+// The one interface every backend implements (docs/design.md). Adding a backend is adding a
+// folder under src/backends/ and one line in the registry (src/runtime/registry.cpp).
 #pragma once
 
 #include <cuda_runtime_api.h>

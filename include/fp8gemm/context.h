@@ -21,10 +21,10 @@ struct ContextOptions {
   int device = -1;                                  // -1: the current device
   size_t workspace_bytes = kDefaultWorkspaceBytes;  // per stream; cuBLASLt's split-K needs it
   std::vector<std::string> disabled_backends;
-  // List cuDNN's runtime-compiled plans (NVRTC: ~0.4 s per plan and problem on first use) among
-  // its tactics, so that auto, tune and bench consider them. Off: only its precompiled plans are
-  // listed (none for this graph on the H200); a named cudnn tactic, or backend "cudnn" itself,
-  // runs either way. FP8GEMM_CUDNN_RUNTIME_COMPILED=1 in the environment also turns it on.
+  // List cuDNN's runtime-compiled plans (compiled with NVRTC per plan and problem on first use,
+  // which is slow) among its tactics, so that auto, tune and bench consider them. Off: only its
+  // precompiled plans are listed (none for this graph on the H200); a named cudnn tactic, or
+  // backend "cudnn" itself, runs either way. FP8GEMM_CUDNN_RUNTIME_COMPILED=1 also turns it on.
   bool cudnn_runtime_compiled = false;
 };
 

@@ -107,17 +107,17 @@ class CudnnBackend final : public Backend {
   Verdict available() const override { return availability_; }
 
   // The heuristic's plans (mode A, then the fallback list), in its order, up to kMaxListed that
-  // build and fit the workspace. Plans that compile at run time (NVRTC: ~0.4 s per plan and
-  // problem on the H200, once per process) only with BackendOptions::cudnn_runtime_compiled, and
-  // at most kMaxRuntimeCompiled of them: otherwise every tune and `bench --tactics all` would pay
-  // that for every shape, for a backend that was slower than cuBLASLt's default at 114 of 115
-  // suite points (docs/cudnn.md).
+  // build and fit the workspace. Plans that compile at run time (NVRTC, per plan and problem,
+  // once per process, which is slow) only with BackendOptions::cudnn_runtime_compiled, and at
+  // most kMaxRuntimeCompiled of them: otherwise every tune and `bench --tactics all` would pay
+  // that for every shape, for a backend that is almost never faster than cuBLASLt's default
+  // (docs/cudnn.md).
   //
   // Without runtime-compiled plans, one listing per type signature (A, B, out dtypes) that finds
   // only such plans stands for all of that signature's problems: cuDNN chooses the engines of this
-  // graph by types, the shape changes their knobs (H200: engines 4 and 7 at all 115 suite points),
-  // and a heuristic query per problem cost a whole-suite tune 9 s of listing and ~40 s in all
-  // (150 vs 111 s, session 12 call 5). The option lists per problem.
+  // graph by types and the shape changes only their knobs, while a heuristic query per problem
+  // makes a whole-suite tune noticeably longer (docs/decisions/backends.md). The option lists per
+  // problem.
   std::vector<Tactic> tactics(const Problem& p) override {
     if (!availability_ || p.empty()) return {};
     const int signature = int(p.a_type) * 16 + int(p.b_type) * 4 + int(p.out_type);
