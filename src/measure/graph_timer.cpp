@@ -13,6 +13,7 @@
 #include "core/device_buffer.h"
 #include "core/steady_clock.h"
 #include "fp8gemm/backend.h"
+#include "fp8gemm/fp8gemm.h"
 #include "measure/graph_timer_kernels.h"
 #include "measure/rounds.h"
 

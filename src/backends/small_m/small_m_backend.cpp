@@ -92,7 +92,7 @@ class SmallMBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_small_m_backend(const DeviceInfo& device, const ContextOptions&) {
+std::unique_ptr<Backend> make_small_m_backend(const DeviceInfo& device, const BackendOptions&) {
   return std::make_unique<SmallMBackend>(device);
 }
 
