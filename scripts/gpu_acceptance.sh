@@ -17,10 +17,9 @@
 #                                             build-torch-bundle), reusing $OUT/cache.json if the
 #                                             tune phase ran first
 # Several phases in one call: scripts/gpu_acceptance.sh BIN_DIR "tune torch".
-# GTEST_FILTER narrows the GPU tests; TUNE_ARGS adds flags to the tune step (e.g.
-# --no-check-segment-ends) and TUNE_ENV environment settings to it alone (e.g.
-# FP8GEMM_SETTLE_MIN_CALL_US=25: the benches that judge it keep the defaults). Logs and CSV/JSON
-# go to $OUT (default ./gpu-out); a short summary is printed last.
+# GTEST_FILTER narrows the GPU tests; TUNE_ARGS adds options to the tune step (e.g.
+# --key-budget-ms 200). Logs and CSV/JSON go to $OUT (default ./gpu-out); a short summary is
+# printed last.
 set -uo pipefail
 BIN=${1:?bin dir}
 PHASES=${2:?bench, tune and/or torch}
@@ -58,7 +57,7 @@ case "$PHASE" in
       --csv "$OUT/suite_large.csv" --json "$OUT/logs/suite_large.json"
     ;;
   tune|tune-between)
-    step tune env ${TUNE_ENV:-} timeout 180 "$F" tune --model all --m buckets --run-budget-s 170 --cache "$OUT/cache.json" \
+    step tune timeout 180 "$F" tune --model all --m buckets --run-budget-s 170 --cache "$OUT/cache.json" \
       --json "$OUT/logs/tune.json" ${TUNE_ARGS:-}
     export FP8GEMM_CACHE="$OUT/cache.json"
     [ "$PHASE" = tune ] && step auto_suite timeout 420 "$F" bench --model all --m suite --tactics all \

@@ -1,5 +1,5 @@
-// The one interface every backend implements (DESIGN.md "Backend interface").
-// Adding a backend is adding a folder under src/backends/ and one line in the registry.
+// The one interface every backend implements (docs/design.md). Adding a backend is adding a
+// folder under src/backends/ and one line in the registry (src/runtime/registry.cpp).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -13,6 +13,19 @@
 #include "fp8gemm/types.h"
 
 namespace fp8gemm {
+
+// Workspace per stream that a Context gives each call unless told otherwise (cuBLASLt's split-K
+// and CUTLASS's stream-K need it).
+inline constexpr size_t kDefaultWorkspaceBytes = 32ull << 20;
+
+// What a backend is built with. The Context fills it from its ContextOptions; backends never
+// see the Context.
+struct BackendOptions {
+  // The workspace `run` is given on each stream; cuBLASLt and cuDNN list no tactic needing more.
+  size_t workspace_bytes = kDefaultWorkspaceBytes;
+  // cuDNN: also list the plans it compiles at run time (ContextOptions::cudnn_runtime_compiled).
+  bool cudnn_runtime_compiled = false;
+};
 
 class Backend {
  public:

@@ -12,38 +12,19 @@
 
 #include "fp8gemm/backend.h"
 #include "fp8gemm/device.h"
+#include "fp8gemm/selector.h"
 #include "fp8gemm/types.h"
 
 namespace fp8gemm {
 
-// Chooses a tactic for `auto` (tuned cache, built-in per-arch table). Returning nullopt
-// means "no opinion": the Context then uses the cuBLASLt heuristic's first algorithm.
-class Selector {
- public:
-  virtual ~Selector() = default;
-
-  // A number that changes whenever select() may answer differently for the same arguments, or
-  // kVolatile when any call may (e.g. while lazy tuning is on). The Context memoizes its
-  // resolved choice per (problem, backend) under this number, so that a steady-state call
-  // neither asks the selector nor copies a tactic name.
-  static constexpr uint64_t kVolatile = ~uint64_t(0);
-  virtual uint64_t generation() const { return kVolatile; }
-
-  // `backend` is "auto" or a canonical backend name the choice must belong to. `stream` is the
-  // stream of the call being dispatched (nullptr outside a call), so that a selector can tell a
-  // stream capture (cudaStreamIsCapturing) and never profile inside one.
-  virtual std::optional<Tactic> select(const Problem& p, const std::string& backend,
-                                       cudaStream_t stream) = 0;
-};
-
 struct ContextOptions {
-  int device = -1;                          // -1: the current device
-  size_t workspace_bytes = 32ull << 20;     // per stream; cuBLASLt's split-K needs it
+  int device = -1;                                  // -1: the current device
+  size_t workspace_bytes = kDefaultWorkspaceBytes;  // per stream; cuBLASLt's split-K needs it
   std::vector<std::string> disabled_backends;
-  // List cuDNN's runtime-compiled plans (NVRTC: ~0.4 s per plan and problem on first use) among
-  // its tactics, so that auto, tune and bench consider them. Off: only its precompiled plans are
-  // listed (none for this graph on the H200); a named cudnn tactic, or backend "cudnn" itself,
-  // runs either way. FP8GEMM_CUDNN_RUNTIME_COMPILED=1 in the environment also turns it on.
+  // List cuDNN's runtime-compiled plans (compiled with NVRTC per plan and problem on first use,
+  // which is slow) among its tactics, so that auto, tune and bench consider them. Off: only its
+  // precompiled plans are listed (none for this graph on the H200); a named cudnn tactic, or
+  // backend "cudnn" itself, runs either way. FP8GEMM_CUDNN_RUNTIME_COMPILED=1 also turns it on.
   bool cudnn_runtime_compiled = false;
 };
 
@@ -103,7 +84,8 @@ class Context {
   std::unique_ptr<Impl> impl_;
 };
 
-// One Context per device, created on first use, alive until exit.
+// One Context per device, created on first use, alive until exit, with the autotuner installed
+// when the library has one (install_autotuner in fp8gemm/tune.h).
 Context& default_context(int device = -1);
 
 }  // namespace fp8gemm

@@ -29,8 +29,8 @@ struct BmmFp8Args {
   DType a_type = DType::kE4M3, b_type = DType::kE4M3, out_type = DType::kBF16;
 };
 
-// Checks every rule of DESIGN.md "Semantics" without touching the GPU's work queue and returns
-// the Problem. Throws Error(kInvalidArgument) naming the argument and the rule.
+// Checks every rule of docs/design.md "Semantics" without touching the GPU's work queue and
+// returns the Problem. Throws Error(kInvalidArgument) naming the argument and the rule.
 Problem validate(const BmmFp8Args& args, const DeviceInfo& device);
 
 // Validates, chooses a tactic ("auto", a backend name, or a tactic name) and enqueues the GEMM

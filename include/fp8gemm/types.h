@@ -1,5 +1,5 @@
 // Plain, printable descriptions of what is computed (Problem), by which kernel (Tactic),
-// and on which memory (GemmArgs). See DESIGN.md "Semantics".
+// and on which memory (GemmArgs). See docs/design.md "Semantics".
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,6 @@
-"""The DESIGN performance suite, mirroring src/measure/shapes.cpp (keep the two in step):
-(name, N, K) of real models' linear layers and the M values every benchmark sweeps."""
+"""The DESIGN performance suite, the same as the CLI's (tools/common/shapes.cpp; the CPU test
+Scripts.SuitePresetsMatchTheCli keeps the two equal): (name, N, K) of real models' linear layers,
+the M values every benchmark sweeps, and the CLI's --m grammar."""
 
 MODELS = {
     "llama8b": [("llama8b.qkv", 6144, 4096), ("llama8b.o", 4096, 4096), ("llama8b.gate_up", 28672, 4096),
@@ -28,17 +29,38 @@ def shapes(models="all"):
 
 
 def parse_m(spec):
-    """"suite", a list "1,8,64", or a doubling range "1:16384:x2"."""
-    if spec == "suite":
-        return list(M_SUITE)
-    out = []
-    for item in spec.split(","):
-        if ":x" in item:
-            lo, hi, step = item.split(":")
-            v = int(lo)
-            while v <= int(hi):
-                out.append(v)
-                v *= int(step[1:])
+    """The M values of `spec`, as the CLI's --m reads them (tools/common/shapes.h parse_m_spec),
+    sorted ascending without duplicates: comma-separated values ("1,8,64"), "suite", geometric
+    ranges "lo:hi:xF" (F >= 2) and arithmetic ranges "lo:hi:+S" (S >= 1), each including lo and
+    stopping at or before hi. "buckets" needs the library's bucket edges and is the CLI's alone."""
+    forms = "accepted: a value (64), suite, lo:hi:xF (1:16384:x2), lo:hi:+S (16:128:+16)"
+
+    max_m, max_values = 2147483647, 4096  # as the CLI's: a spec that expands further is surely a typo
+
+    def positive(text, what):
+        if not text.isdigit() or not 1 <= int(text) <= max_m:
+            raise ValueError(f"--m: {what} '{text}' is not an integer in [1, {max_m}]; {forms}")
+        return int(text)
+
+    out = set()
+    for item in (part.strip() for part in spec.split(",")):
+        if item == "suite":
+            out.update(M_SUITE)
+        elif ":" in item:
+            parts = item.split(":")
+            if len(parts) != 3:
+                raise ValueError(f"--m: range '{item}' needs lo:hi:step; {forms}")
+            lo, hi, step = positive(parts[0], "lo"), positive(parts[1], "hi"), parts[2]
+            geometric = step[:1] in ("x", "*")
+            size = positive(step[1:] if geometric or step[:1] == "+" else step, "step")
+            if hi < lo or (geometric and size < 2):
+                raise ValueError(f"--m: range '{item}' is empty or has a bad step; {forms}")
+            v = lo
+            while v <= hi:
+                out.add(v)
+                if len(out) > max_values:
+                    raise ValueError(f"--m: '{item}' gives more than {max_values} values")
+                v = v * size if geometric else v + size
         else:
-            out.append(int(item))
-    return out
+            out.add(positive(item, "value"))
+    return sorted(out)

@@ -30,14 +30,14 @@ Reference reference_gemm(const Problem& p, const HostInputs& in);
 //  out_rtol: one unit in the last place of the output type relative to the value (bf16 2^-7,
 //            fp16 2^-10: 8 and 11 bits of precision), twice the worst round-to-nearest error of
 //            storing the result (half an ulp is up to 2^-8 / 2^-11 of |x| just above a power
-//            of two; the H200 run showed FP32-accumulating tactics at 1.2x a half-ulp bound).
+//            of two; FP32-accumulating tactics were seen to exceed a half-ulp bound).
 //  acc_tol:  the tensor cores' FP32 accumulation; with fast accumulation Hopper keeps ~13-14
 //            mantissa bits in the running sum, which bounds the error by a small multiple of
 //            2^-13 * sum|A*B| for the K of the suite; 2^-9 leaves margin for K = 32768.
 //            Without fast accumulation partial sums are promoted to FP32 after every few k-steps,
-//            but inside one FP8 wgmma they still keep ~14 bits: on the H200, cuBLASLt
-//            fast_accum=0 and CUTLASS acc32 kernels erred by up to 4.2 x 2^-16 * sum|A*B|, so
-//            2^-13 (still 16x tighter than fast accumulation).
+//            but inside one FP8 wgmma they still keep ~14 bits: cuBLASLt fast_accum=0 and
+//            CUTLASS acc32 kernels err by a few 2^-16 * sum|A*B|, so 2^-13 (still 16x tighter
+//            than fast accumulation).
 // A wrong or unwritten element is off by ~|ref| (or NaN): orders of magnitude above both.
 // In addition the relative Frobenius error ||out-ref||/||ref|| must stay under fro_tol, which
 // catches small systematic errors (a missing K tile, a wrong scale) that per-element bounds

@@ -1,5 +1,5 @@
-// Argument validation (DESIGN.md "Semantics"). The pointer inspector is injectable so that the
-// table-driven test of every rule runs on machines without a GPU.
+// Argument validation (docs/design.md "Semantics"). The pointer inspector is injectable so that
+// the table-driven test of every rule runs on machines without a GPU.
 #pragma once
 
 #include <functional>

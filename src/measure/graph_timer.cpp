@@ -11,6 +11,7 @@
 #include "core/cuda_check.h"
 #include "core/device_buffer.h"
 #include "core/steady_clock.h"
+#include "fp8gemm/fp8gemm.h"
 #include "measure/graph_timer_impl.h"
 #include "measure/graph_timer_kernels.h"
 

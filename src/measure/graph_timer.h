@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <memory>
 
-#include "fp8gemm/context.h"
+#include "fp8gemm/types.h"
 #include "measure/timer.h"
 
 namespace fp8gemm {
+
+class Context;  // fp8gemm/fp8gemm.h: the timer runs its tactics through one
 
 struct GraphTimerOptions {
   double target_replay_us = 1000;  // automatic sizing: a replay of >= this needs no more calls

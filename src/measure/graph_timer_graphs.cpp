@@ -3,6 +3,7 @@
 
 #include "core/cuda_check.h"
 #include "fp8gemm/backend.h"
+#include "fp8gemm/fp8gemm.h"
 #include "measure/graph_timer_impl.h"
 #include "measure/graph_timer_kernels.h"
 

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/device_buffer.h"
+#include "fp8gemm/fp8gemm.h"
 
 namespace fp8gemm {
 

@@ -3,13 +3,17 @@
 // Used by `fp8gemm check` and the GPU tests.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 #include <memory>
 
 #include "core/reference.h"
-#include "fp8gemm/context.h"
+#include "fp8gemm/types.h"
 
 namespace fp8gemm {
+
+class Context;  // fp8gemm/fp8gemm.h: the tactic runs through one
 
 // Whether a tactic may accumulate with FP8 fast accumulation (sets the tolerance). Tactics that
 // promote partial sums to full FP32 say so in their names ("fast_accum=0" or "acc32"); any

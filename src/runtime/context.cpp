@@ -6,13 +6,10 @@
 #include <unordered_map>
 
 #include "core/cuda_check.h"
-#if FP8GEMM_HAVE_TUNER
-#include "fp8gemm/tune.h"
-#endif
+#include "runtime/floor.h"
 #include "runtime/registry.h"
 
 namespace fp8gemm {
-
 
 namespace {
 
@@ -42,6 +39,7 @@ struct Context::Impl {
   ContextOptions options;
   DeviceInfo device;
   std::vector<std::unique_ptr<Backend>> backends;
+  std::vector<Backend*> backend_list;  // the same, in the same order
 
   struct StreamMemory {
     void* scratch = nullptr;
@@ -70,15 +68,10 @@ struct Context::Impl {
     return it->second;  // a shared_ptr copy: no allocation
   }
 
-  Backend* find(const std::string& name) const {
-    for (auto& b : backends)
-      if (b->name() == name) return b.get();
-    return nullptr;
-  }
+  Backend* find(const std::string& name) const { return find_backend(backend_list, name); }
 
-  // The floor of every choice: the named backend's own default, or for "auto" the cuBLASLt
-  // heuristic's first, then any other backend that can run the problem. Never "first backend,
-  // tactic 0".
+  // What runs without a selector's choice: the named backend's own default, or for "auto" the
+  // floor (runtime/floor.h). Memoized per (problem, backend).
   Tactic default_choice(const Problem& p, const std::string& backend) {
     {
       std::shared_lock lock(memo_mutex);
@@ -93,19 +86,7 @@ struct Context::Impl {
       FP8GEMM_REQUIRE(v.ok, kUnsupported, "backend ", backend, " is not available: ", v.reason);
       t = b->default_tactic(p);
     } else {
-      std::string reasons;
-      bool found = false;
-      for (auto& b : backends) {
-        if (!b->available()) continue;
-        try {
-          t = b->default_tactic(p);
-          found = true;
-          break;
-        } catch (const Error& e) {
-          reasons += "\n  " + b->name() + ": " + e.what();
-        }
-      }
-      FP8GEMM_REQUIRE(found, kUnsupported, "no backend can run ", p, ":", reasons);
+      t = floor_choice(backend_list, p);
     }
     std::unique_lock lock(memo_mutex);
     default_memo.emplace(std::make_pair(p, backend), t);
@@ -118,6 +99,7 @@ Context::Context(ContextOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->device = query_device(impl_->options.device);
   impl_->options.device = impl_->device.device;
   impl_->backends = make_backends(impl_->device, impl_->options);
+  for (auto& b : impl_->backends) impl_->backend_list.push_back(b.get());
 }
 
 Context::~Context() {
@@ -130,11 +112,7 @@ Context::~Context() {
 const DeviceInfo& Context::device() const { return impl_->device; }
 const ContextOptions& Context::options() const { return impl_->options; }
 
-std::vector<Backend*> Context::backends() const {
-  std::vector<Backend*> out;
-  for (auto& b : impl_->backends) out.push_back(b.get());
-  return out;
-}
+std::vector<Backend*> Context::backends() const { return impl_->backend_list; }
 
 Backend* Context::backend(const std::string& name) const { return impl_->find(name); }
 
@@ -272,26 +250,6 @@ void Context::set_selector(std::shared_ptr<Selector> selector) {
 std::shared_ptr<Selector> Context::selector() const {
   std::shared_lock lock(impl_->selector_mutex);
   return impl_->selector;
-}
-
-Context& default_context(int device) {
-  static std::mutex mutex;
-  static std::map<int, std::unique_ptr<Context>> contexts;
-  if (device < 0 && cudaGetDevice(&device) != cudaSuccess) {
-    cudaGetLastError();
-    FP8GEMM_FAIL(kNotAvailable, "no usable GPU: ", no_device_reason());
-  }
-  std::lock_guard lock(mutex);
-  auto& slot = contexts[device];
-  if (!slot) {
-    ContextOptions o;
-    o.device = device;
-    slot = std::make_unique<Context>(o);
-#if FP8GEMM_HAVE_TUNER
-    install_autotuner(*slot);  // tuned cache (FP8GEMM_CACHE), per-arch default table, lazy tuning
-#endif
-  }
-  return *slot;
 }
 
 }  // namespace fp8gemm

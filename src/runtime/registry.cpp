@@ -1,7 +1,6 @@
 #include "runtime/registry.h"
 
 #include <algorithm>
-#include <functional>
 
 #include "backends/cublaslt/cublaslt_backend.h"
 #include "core/cuda_check.h"
@@ -41,7 +40,7 @@ class UnavailableBackend final : public Backend {
   std::string name_, reason_;
 };
 
-using Factory = std::function<std::unique_ptr<Backend>(const DeviceInfo&, const ContextOptions&)>;
+using Factory = std::unique_ptr<Backend> (*)(const DeviceInfo&, const BackendOptions&);
 
 struct Entry {
   const char* name;
@@ -52,19 +51,19 @@ struct Entry {
 
 std::vector<Entry> entries() {
   std::vector<Entry> e;
-  e.push_back({"cublaslt", [](const DeviceInfo& d, const ContextOptions& o) { return make_cublaslt_backend(d, o); }, ""});
+  e.push_back({"cublaslt", make_cublaslt_backend, ""});
 #if FP8GEMM_HAVE_CUTLASS
-  e.push_back({"cutlass", [](const DeviceInfo& d, const ContextOptions& o) { return make_cutlass_backend(d, o); }, ""});
+  e.push_back({"cutlass", make_cutlass_backend, ""});
 #else
   e.push_back({"cutlass", nullptr, "FP8GEMM_WITH_CUTLASS"});
 #endif
 #if FP8GEMM_HAVE_SMALL_M
-  e.push_back({"small_m", [](const DeviceInfo& d, const ContextOptions& o) { return make_small_m_backend(d, o); }, ""});
+  e.push_back({"small_m", make_small_m_backend, ""});
 #else
   e.push_back({"small_m", nullptr, "FP8GEMM_WITH_SMALL_M"});
 #endif
 #if FP8GEMM_HAVE_CUDNN
-  e.push_back({"cudnn", [](const DeviceInfo& d, const ContextOptions& o) { return make_cudnn_backend(d, o); }, ""});
+  e.push_back({"cudnn", make_cudnn_backend, ""});
 #elif defined(FP8GEMM_NOT_BUILT_CUDNN)
   e.push_back({"cudnn", nullptr, "FP8GEMM_WITH_CUDNN", FP8GEMM_NOT_BUILT_CUDNN});
 #else
@@ -99,6 +98,9 @@ std::string canonical_backend_name(const std::string& spelling) {
 
 std::vector<std::unique_ptr<Backend>> make_backends(const DeviceInfo& device,
                                                     const ContextOptions& options) {
+  BackendOptions backend_options;
+  backend_options.workspace_bytes = options.workspace_bytes;
+  backend_options.cudnn_runtime_compiled = options.cudnn_runtime_compiled;
   std::vector<std::unique_ptr<Backend>> out;
   for (const Entry& e : entries()) {
     const bool disabled = std::find(options.disabled_backends.begin(), options.disabled_backends.end(),
@@ -114,7 +116,7 @@ std::vector<std::unique_ptr<Backend>> make_backends(const DeviceInfo& device,
       continue;
     }
     try {
-      out.push_back(e.factory(device, options));
+      out.push_back(e.factory(device, backend_options));
     } catch (const std::exception& ex) {
       out.push_back(make_unavailable_backend(e.name, std::string("failed to load: ") + ex.what()));
     }

@@ -1,6 +1,6 @@
 // The Selector behind `auto`: tuned cache, then the per-arch default table, then nothing (the
-// Context's cuBLASLt floor). Tunes lazily only when asked (FP8GEMM_TUNE=1 or an AutotuneScope),
-// never while the call's stream is being captured. Thread-safe.
+// Context's floor, runtime/floor.h). Tunes lazily only when asked (FP8GEMM_TUNE=1 or an
+// AutotuneScope), never while the call's stream is being captured. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "fp8gemm/context.h"
+#include "fp8gemm/selector.h"
 #include "fp8gemm/tune.h"
 #include "tune/cache.h"
 #include "tune/policy.h"

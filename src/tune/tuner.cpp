@@ -1,14 +1,6 @@
 #include "tune/tuner.h"
 
-#include "core/cuda_check.h"
-
 namespace fp8gemm::tuning {
-
-Backend* find_backend(const std::vector<Backend*>& backends, const std::string& name) {
-  for (Backend* b : backends)
-    if (b->name() == name) return b;
-  return nullptr;
-}
 
 bool can_run(const std::vector<Backend*>& backends, const Problem& p, const Tactic& t) {
   Backend* b = find_backend(backends, t.backend);
@@ -18,23 +10,6 @@ bool can_run(const std::vector<Backend*>& backends, const Problem& p, const Tact
   } catch (const std::exception&) {
     return false;
   }
-}
-
-Tactic floor_choice(const std::vector<Backend*>& backends, const Problem& p) {
-  std::string reasons;
-  for (Backend* b : backends) {
-    try {
-      const Verdict v = b->available();
-      if (!v.ok) {
-        reasons += "\n  " + b->name() + ": " + v.reason;
-        continue;
-      }
-      return b->default_tactic(p);
-    } catch (const std::exception& e) {
-      reasons += "\n  " + b->name() + ": " + e.what();
-    }
-  }
-  FP8GEMM_FAIL(kUnsupported, "no backend can run ", p, ":", reasons);
 }
 
 std::optional<Tactic> adaptive_floor(const std::vector<Backend*>& backends, const Problem& p) {

@@ -7,16 +7,16 @@
 
 #include "fp8gemm/backend.h"
 #include "measure/timer.h"
+#include "runtime/floor.h"
 #include "tune/default_table.h"
 
 namespace fp8gemm::tuning {
 
 using TimerFactory = std::function<std::unique_ptr<Timer>()>;
 
-// What the Context runs with no selector: the first available backend (cuBLASLt leads the
-// order) whose own default_tactic() runs `p` (cuBLASLt: its heuristic's first algorithm).
-// Mirrors Context's fallback; never a backend's tactics()[0]. Throws Error(kUnsupported).
-Tactic floor_choice(const std::vector<Backend*>& backends, const Problem& p);
+// The floor, the Context's own fallback (runtime/floor.h): what the tuner's choice must beat.
+using fp8gemm::floor_choice;
+using fp8gemm::find_backend;
 
 // The adaptive form of floor_choice(p) (Backend::adaptive_default of the backend whose default
 // is the floor, e.g. "cublaslt:heuristic"): at every M it runs that M's floor. nullopt when that
@@ -30,8 +30,6 @@ Tactic default_choice(const std::vector<Backend*>& backends, const std::vector<D
 // The table's tactic only (nullopt when not covered or its backend cannot run it).
 std::optional<Tactic> checked_table_choice(const std::vector<Backend*>& backends,
                                            const std::vector<DefaultRule>& rules, const Problem& p);
-
-Backend* find_backend(const std::vector<Backend*>& backends, const std::string& name);
 
 // Whether one of `backends` is available and can run `t` on `p` (false also when asking throws).
 bool can_run(const std::vector<Backend*>& backends, const Problem& p, const Tactic& t);

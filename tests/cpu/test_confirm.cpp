@@ -1,4 +1,4 @@
-// bench's second look at auto (measure/confirm.h): which tactic auto is timed against, the ABBA
+// bench's second look at auto (tools/common/confirm.h): which tactic auto is timed against, the ABBA
 // round and its arithmetic, failures, and how the result is reported (table, CSV, JSON, summary).
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "measure/confirm.h"
+#include "tools/common/confirm.h"
 #include "test_tune_fakes.h"
 
 namespace fp8gemm {
@@ -173,18 +173,6 @@ TEST(ConfirmAuto, RoundsRunLightestFirstByAutosFirstPassTime) {
   EXPECT_TRUE(confirm_order({}).empty());
 }
 
-TEST(ConfirmAuto, ByMTheRoundsGoByMThenLightestFirst) {
-  auto at = [](int64_t m, double auto_us) {
-    BenchPoint p = point(kAuto, auto_us);
-    p.problem.m = m;
-    return p;
-  };
-  // Lightest first would run M=700's 18 us round before M=12's 22 us one; by M it comes last.
-  const std::vector<BenchPoint> points{at(700, 18.0), at(12, 22.0), at(3, 25.0), at(12, 9.0)};
-  EXPECT_EQ(confirm_order(points), (std::vector<size_t>{3, 0, 1, 2}));
-  EXPECT_EQ(confirm_order(points, ConfirmOrder::kByM), (std::vector<size_t>{2, 3, 1, 0}));
-}
-
 TEST(ConfirmAuto, ReportedInTheTableCsvJsonAndSummary) {
   BenchPoint p = point();
   FakeTimer timer;
@@ -248,8 +236,8 @@ TEST(ConfirmAuto, ARoundWithTheBestFirstPutsItAtTheEndsAndReportsTheSameWay) {
   EXPECT_NEAR(c.round_ratios[0], c.auto_us / c.best_us, 1e-12);
 }
 
-// One head-to-head round moved single points by ~3% (H200, session 24): a point's verdict is the
-// median of its rounds, and every round's ratio stays in the report.
+// A single head-to-head round can move a point across the bar: a point's verdict is the median of
+// its rounds, and every round's ratio stays in the report.
 TEST(ConfirmAuto, TheVerdictIsTheMedianRoundWithEveryRoundBesideIt) {
   BenchPoint p = point();
   FakeTimer timer;

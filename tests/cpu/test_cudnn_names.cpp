@@ -82,7 +82,7 @@ TEST(CudnnBackend, UnavailableBeforeHopperWithTheReason) {
   ampere.cc_major = 8;
   ampere.cc_minor = 0;
   ampere.sm_count = 108;
-  auto b = make_cudnn_backend(ampere, ContextOptions{});
+  auto b = make_cudnn_backend(ampere, BackendOptions{});
   EXPECT_EQ(b->name(), "cudnn");
   EXPECT_FALSE(b->available().ok);
   EXPECT_NE(b->available().reason.find("compute capability 9.0+"), std::string::npos) << b->available().reason;

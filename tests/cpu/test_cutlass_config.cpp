@@ -207,6 +207,10 @@ TEST(CutlassBackend, RefusesWithReasons) {
             std::string::npos);
   EXPECT_NE(reason(problem(1, 16, 4096, 4096), Tactic{"cutlass", "sm90_pingpong_64x136x128_c2x1x1"}).find("configs.def"),
             std::string::npos);
+  // A removed row is refused like any kernel outside configs.def: a cache naming it falls back.
+  EXPECT_NE(reason(problem(1, 16, 4096, 4096), Tactic{"cutlass", "sm90_cooperative_128x64x128_c1x1x1_swap_streamk"})
+                .find("configs.def"),
+            std::string::npos);
   EXPECT_NE(reason(problem(1, 16, 4096, 4096), Tactic{"cublaslt", ok.config}).find("does not belong"), std::string::npos);
   // A kernel compiled only for e4m3 x e4m3 says so for mixed types.
   for (const ConfigRow& row : config_table())

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "measure/report.h"
+#include "tools/common/report.h"
 
 namespace fp8gemm {
 namespace {

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "fp8gemm/error.h"
-#include "measure/shapes.h"
+#include "tools/common/shapes.h"
 
 namespace fp8gemm {
 namespace {
@@ -103,6 +103,15 @@ TEST(Shapes, MSpecErrorsNameTheItem) {
       EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << bad;
       EXPECT_NE(std::string(e.what()).find("--m"), std::string::npos) << e.what();
     }
+  }
+}
+
+// Every command's --m shows kMSpecHelp: it names each form parse_m_spec takes, and its examples parse.
+TEST(Shapes, TheMHelpNamesEveryFormAndItsExamplesParse) {
+  const std::string help = kMSpecHelp;
+  for (const char* form : {"1,8,64", "1:16384:x2", "16:128:+16", "suite", "buckets"}) {
+    EXPECT_NE(help.find(form), std::string::npos) << form;
+    EXPECT_FALSE(parse_m_spec(form).empty()) << form;
   }
 }
 

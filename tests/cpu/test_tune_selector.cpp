@@ -65,9 +65,35 @@ TEST_F(SelectorTest, FloorSkipsUnavailableBackends) {
   EXPECT_THROW(tuning::floor_choice({&cublaslt, &cutlass}, problem(8)), Error);
 }
 
+// A backend whose own default cannot run the problem.
+struct NoDefaultBackend : FakeBackend {
+  using FakeBackend::FakeBackend;
+  Tactic default_tactic(const Problem&) override { throw std::runtime_error("fake: no kernel for this shape"); }
+};
+
+// The floor is one rule (runtime/floor.h) for the Context and the tuner: a backend without a
+// default for the problem is passed over, and when none can run it, each backend's reason is given.
+TEST_F(SelectorTest, FloorPassesOverABackendWithoutADefault) {
+  NoDefaultBackend lt{"cublaslt", {"enum0"}, "heur"};
+  EXPECT_EQ(floor_choice({&lt, &cutlass}, problem(8)).name(), "cutlass:c1");
+  cutlass.unavailable = true;
+  try {
+    floor_choice({&lt, &cutlass}, problem(8));
+    ADD_FAILURE() << "no backend can run it, yet the floor chose one";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("no backend can run"), std::string::npos) << what;
+    EXPECT_NE(what.find("cublaslt: fake: no kernel for this shape"), std::string::npos) << what;
+    EXPECT_NE(what.find("cutlass: fake: not loaded"), std::string::npos) << what;
+  }
+  EXPECT_EQ(find_backend({&lt, &cutlass}, "cutlass"), &cutlass);
+  EXPECT_EQ(find_backend({&lt, &cutlass}, "small_m"), nullptr);
+}
+
 TEST_F(SelectorTest, EmptyDefaultTableUsesTheFloor) {
   SelectorConfig c = config();
-  c.rules = {};  // as the built-in sm90 table ships until the H200 run regenerates it
+  c.rules = {};  // as on an architecture without a default table
   TuningSelector sel(c);
   EXPECT_EQ(sel.select(problem(16), "auto", nullptr), std::nullopt);  // the Context's floor
   EXPECT_EQ(sel.default_for(problem(16)).name(), "cublaslt:heur");

@@ -1,5 +1,5 @@
-// Every validation rule of DESIGN.md "Semantics", table-driven, with a fake pointer inspector so
-// it runs without a GPU. Each case checks the error kind and that the message names the argument.
+// Every validation rule of docs/design.md "Semantics", table-driven, with a fake pointer inspector
+// so it runs without a GPU. Each case checks the error kind and that the message names the argument.
 #include <gtest/gtest.h>
 
 #include <functional>

@@ -155,28 +155,6 @@ TEST(Api, CapturedInCudaGraphAndReplayed) {
   expect_context_clean();
 }
 
-// A stream-K tactic (its blocks signal through the stream's workspace flags) named on a stream
-// first seen inside capture: the flags are allocated and zeroed there (through a private stream),
-// every replay is right, and every flag is zero after the replays.
-TEST(Api, StreamKTacticCapturedOnAStreamFirstSeenInsideCapture) {
-  FP8GEMM_SKIP_WITHOUT_GPU();
-  if (default_context().device().compute_capability() != 90) GTEST_SKIP() << "stream-K tactics need sm_90";
-  Fixture f(1, 8, 1280, 4096, 21);  // 20 tiles x 32 K blocks over 264 blocks: every tile is cut
-  const std::string tactic = "small_m:wgmma,rows=64,splitk=1,stages=6,l2pf=0,pdl=1,streamk=2,wload=cp";
-  cudaStream_t fresh;
-  FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&fresh, cudaStreamNonBlocking));
-  capture_and_replay(f, fresh, [&] {
-    bmm_fp8(f.args(), fresh, tactic);
-    bmm_fp8(f.args(), fresh, tactic);  // twice per replay: the second launch reuses the flags
-  });
-  const Workspace ws = default_context().flags(fresh);
-  std::vector<unsigned> flags(ws.flag_count, 1u);
-  FP8GEMM_CUDA_CHECK(cudaMemcpy(flags.data(), ws.flags, flags.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
-  EXPECT_EQ(std::count(flags.begin(), flags.end(), 0u), std::ptrdiff_t(flags.size()));
-  cudaStreamDestroy(fresh);
-  expect_context_clean();
-}
-
 TEST(Api, FourThreadsOnFourStreams) {
   FP8GEMM_SKIP_WITHOUT_GPU();
   constexpr int kThreads = 4;

@@ -1,5 +1,5 @@
 // PDL ordering. Kernels launched with programmatic dependent launch (every CUTLASS tactic,
-// small_m's pdl=1 tactics) may start before the previous kernel on the stream has finished.
+// small_m's PDL tactics) may start before the previous kernel on the stream has finished.
 // What that kernel writes -- the activations, and the activation scale when it quantizes them
 // dynamically -- must still be what the GEMM reads. The writer below lets its dependents launch
 // at once, then waits ~30 us before it writes A and a_scale: a GEMM that read either before its

@@ -1,6 +1,7 @@
 // fp8gemm bench: times the cuBLASLt default, `auto` and (with --tactics all) every tactic of
-// every selected backend over model shapes and M values, as DESIGN.md "Measuring" says; prints
-// us | TFLOP/s | GB/s | % of roofline | x vs the cuBLASLt default per point, geomeans per M range.
+// every selected backend over model shapes and M values, as docs/design.md "Measuring" says; prints
+// us | TFLOP/s | GB/s | % of roofline | x vs the cuBLASLt default per point, geomeans per M range,
+// then auto against the fastest other tactic, timed again head to head.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -11,39 +12,33 @@
 #include "core/cuda_check.h"
 #include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
-#include "measure/confirm.h"
 #include "measure/graph_timer.h"
-#include "measure/report.h"
 #include "measure/rounds.h"
-#include "measure/shapes.h"
 #include "tools/cli/command.h"
+#include "tools/cli/options.h"
+#include "tools/common/confirm.h"
+#include "tools/common/report.h"
+#include "tools/common/shapes.h"
 
 namespace fp8gemm::cli {
 namespace {
 
 struct BenchOptions {
-  std::vector<std::string> models;
-  std::vector<std::string> shapes;  // "N,K" each
-  std::string m_spec = "suite";
-  int64_t batch = 1;
-  std::string dtype = "e4m3xe4m3";
-  std::string out_dtype = "bf16";
+  ProblemOptions problems;
   std::vector<std::string> backends{"all"};
   std::string tactics = "default";
   std::vector<std::string> named;  // --add-tactic: timed at every point where they can run
   std::string csv, json;
-  int replays = 7;
-  int max_finalists = 8;
-  double prune_ratio = 1.3;
-  // max|out - default| / max|default|: two correct tactics differ by accumulation order and
-  // bf16/fp16 rounding, well under 1%; a wrong kernel is off by ~100%.
-  double verify_tolerance = 0.02;
-  bool verify = true;
-  bool confirm_auto = true;  // time auto and the fastest other tactic again, head to head
-  std::string confirm_order = "time";  // the rounds' order: "time" (lightest first) or "m" (by M)
-  int confirm_rounds = kConfirmRounds;  // head-to-head rounds per point (passes over the points)
-  double min_replay_us = 0;  // GraphTimerOptions::min_replay_us (0: DESIGN's sizing, >= 20 calls)
 };
+
+// How bench measures, the same in every run so that runs compare.
+constexpr int kFullRoundReplays = 7;  // timed replays per candidate in the full round (median)
+constexpr int kMaxFinalists = 8;      // candidates kept for the full round, fastest first
+constexpr double kPruneRatio = 1.3;   // the short round drops candidates slower than this x the best
+// max|out - default| / max|default| a finalist may show and still be a "best": two correct
+// tactics differ by accumulation order and bf16/fp16 rounding, well under 1%; a wrong kernel is
+// off by ~100%.
+constexpr double kVerifyTolerance = 0.02;
 
 constexpr const char* kDefaultLabel = "cublaslt_default";
 
@@ -53,28 +48,12 @@ struct Job {
 };
 
 std::vector<Job> jobs_of(const BenchOptions& o) {
-  std::vector<NamedShape> shapes;
-  for (const std::string& model : o.models)
-    for (const NamedShape& s : model_shapes(model)) shapes.push_back(s);
-  for (const std::string& spec : o.shapes) shapes.push_back(parse_shape(spec));
-  FP8GEMM_REQUIRE(!shapes.empty(), kInvalidArgument, "bench: give --model PRESET or --shape N,K (repeatable)");
-  const std::vector<int64_t> ms = parse_m_spec(o.m_spec);
+  const std::vector<NamedShape> layers = layers_of(o.problems, "bench");
+  const std::vector<int64_t> ms = parse_m_spec(o.problems.m_spec);
   std::vector<Job> jobs;
-  for (const NamedShape& s : shapes)
+  for (const NamedShape& s : layers)
     for (int64_t m : ms) jobs.push_back({s, m});
   return jobs;
-}
-
-std::pair<DType, DType> parse_input_dtypes(const std::string& spec) {
-  const size_t x = spec.find('x');
-  FP8GEMM_REQUIRE(x != std::string::npos, kInvalidArgument, "--dtype: '", spec, "' is not AxB (e.g. e4m3xe5m2)");
-  return {parse_dtype(spec.substr(0, x)), parse_dtype(spec.substr(x + 1))};
-}
-
-bool backend_selected(const BenchOptions& o, const std::string& name) {
-  for (const std::string& b : o.backends)
-    if (b == "all" || canonical_backend_name(b) == name) return true;
-  return false;
 }
 
 // The --add-tactic tactics at one point: each as Context::choose resolves its name for `p`, or
@@ -98,7 +77,8 @@ std::vector<NamedTactic> named_tactics(Context& ctx, const BenchOptions& o, cons
 // The candidates of one point: [cuBLASLt default, auto (if different), the named tactics that can
 // run p, the rest]; `protect` is set to how many lead the list (they all reach the full round).
 // Backends that cannot list tactics for `p` are reported in `notes` and skipped, never fatal.
-std::vector<Tactic> candidates_for(Context& ctx, const BenchOptions& o, const Problem& p, const Tactic& reference,
+std::vector<Tactic> candidates_for(Context& ctx, const BenchOptions& o, const std::vector<std::string>& selected,
+                                   const Problem& p, const Tactic& reference,
                                    const Tactic& auto_choice, const std::vector<NamedTactic>& named,
                                    std::vector<std::string>& notes, int& protect) {
   std::vector<Tactic> out{reference};
@@ -112,7 +92,7 @@ std::vector<Tactic> candidates_for(Context& ctx, const BenchOptions& o, const Pr
     if (t.tactic) add(*t.tactic);
   protect = int(out.size());
   for (Backend* b : ctx.backends()) {
-    if (!backend_selected(o, b->name()) || !b->available()) continue;
+    if (!backend_selected(selected, b->name()) || !b->available()) continue;
     try {
       if (o.tactics == "all") {
         for (const Tactic& t : b->tactics(p)) add(t);
@@ -158,13 +138,14 @@ BenchEntry entry_of(const std::string& label, const Timing* t, const std::string
   return e;
 }
 
-BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, const Job& job, const Problem& p) {
+BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, const std::vector<std::string>& selected,
+                       const Job& job, const Problem& p) {
   BenchPoint point;
   point.shape = job.shape.name;
   point.problem = p;
   // The reference is cuBLASLt's own choice, its heuristic's first, never a tuned or table
-  // entry: ctx.choose(p, "cublaslt") answers with the selector's cuBLASLt entry where there is
-  // one (until session 4 the column held the table's cuBLASLt tactic at such points).
+  // entry: ctx.choose(p, "cublaslt") would answer with the selector's cuBLASLt entry where there
+  // is one.
   Backend* cublaslt = ctx.backend("cublaslt");
   FP8GEMM_REQUIRE(cublaslt && cublaslt->available(), kUnsupported,
                   "bench: the cuBLASLt backend, the reference of every ratio, is not available");
@@ -173,15 +154,15 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
   const std::vector<NamedTactic> named = named_tactics(ctx, o, p);
   int protect = 1;
   const std::vector<Tactic> candidates =
-      candidates_for(ctx, o, p, reference, auto_choice, named, point.notes, protect);
+      candidates_for(ctx, o, selected, p, reference, auto_choice, named, point.notes, protect);
 
   RoundOptions rounds;
-  rounds.prune_ratio = o.prune_ratio;
-  rounds.max_finalists = o.max_finalists;
+  rounds.prune_ratio = kPruneRatio;
+  rounds.max_finalists = kMaxFinalists;
   rounds.protected_candidates = protect;  // auto and the named tactics always reach the full round
   // Every backend's "_best" column is then a full-round time, in the same round-robin as auto.
   rounds.best_of_each_backend = true;
-  rounds.full_round.replays = o.replays;
+  rounds.full_round.replays = kFullRoundReplays;
   const RoundResult r = measure_in_rounds(timer, p, candidates, rounds);
   point.noise = r.noise;
   point.timings.push_back(r.reference);
@@ -191,12 +172,12 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
   // Only finalists whose output matches the default's on the same inputs may be a "best".
   std::vector<const Timing*> trusted{&r.reference};
   std::vector<bool> verified(r.finalists.size(), true);
-  if (o.verify && r.reference.ok && !r.finalists.empty()) {
+  if (r.reference.ok && !r.finalists.empty()) {
     std::vector<Tactic> finalist_tactics;
     for (const Timing& t : r.finalists) finalist_tactics.push_back(t.tactic);
     const std::vector<double> diff = timer.compare_outputs(p, reference, finalist_tactics);
     for (size_t i = 0; i < diff.size(); ++i)
-      if (!(diff[i] <= o.verify_tolerance)) {
+      if (!(diff[i] <= kVerifyTolerance)) {
         verified[i] = false;
         char buf[64];
         std::snprintf(buf, sizeof buf, "%.3g", diff[i]);
@@ -212,7 +193,7 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
   point.entries.push_back(entry_of("cublaslt_best", fastest(trusted, "cublaslt")));
   for (Backend* b : ctx.backends()) {
     const std::string name = b->name();
-    if (name == "cublaslt" || !backend_selected(o, name) || !b->available()) continue;
+    if (name == "cublaslt" || !backend_selected(selected, name) || !b->available()) continue;
     const Timing* best = fastest(trusted, name);
     if (best) {
       point.entries.push_back(entry_of(name + "_best", best));
@@ -267,13 +248,45 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
   return point;
 }
 
+// The head-to-head rounds run after every point's first pass, not between them: a long round of
+// heavy calls leaves the GPU at its power cap, and the next point's first pass would start there.
+// They run lightest first (confirm_order) for the same reason, as kConfirmRounds passes over the
+// points, each alternating which tactic holds the round's ends, and a point's verdict is its
+// median round: a point's rounds then follow different neighbours' rounds apart in time, not one
+// another, so they do not share one power state.
+void time_auto_again(Timer& timer, std::vector<BenchPoint>& points) {
+  std::cout << "\nauto against the fastest other tactic and up to " << kConfirmOpponents - 1 << " more within "
+            << int(100 * kConfirmOpponentMargin + 0.5) << "% of it, timed again head to head ([auto, best..., "
+            << "best..., auto], " << kConfirmReplays << " replays of >= " << kLongReplayUs << " us; lightest first";
+  if (kConfirmRounds > 1)
+    std::cout << "; " << kConfirmRounds << " passes over the points, [best..., auto, auto, best...] in every second "
+              << "one, the median round's result";
+  std::cout << "):\n";
+  const std::vector<size_t> order = confirm_order(points);
+  std::vector<std::vector<AutoConfirm>> rounds(points.size());
+  for (int r = 0; r < kConfirmRounds; ++r) {
+    for (size_t i = 0; i < order.size(); ++i) {
+      BenchPoint& pt = points[order[i]];
+      std::fprintf(stderr, "[confirm %d/%d %zu/%zu] %s M=%lld\n", r + 1, kConfirmRounds, i + 1, points.size(),
+                   pt.shape.c_str(), (long long)pt.problem.m);
+      const BenchEntry* auto_entry = find_entry(pt, "auto");
+      if (!auto_entry || !auto_entry->ok) continue;
+      rounds[order[i]].push_back(confirm_auto(timer, pt, r % 2 == 1));
+    }
+  }
+  for (size_t i : order) {
+    if (rounds[i].empty()) continue;
+    points[i].confirm = median_round(rounds[i]);
+    print_confirm_line(std::cout, points[i]);
+  }
+  std::cout.flush();
+}
+
 void run_bench(const BenchOptions& o) {
   // Everything that can be checked without a GPU is checked first, so typos fail fast anywhere.
   const std::vector<Job> jobs = jobs_of(o);
-  const auto [a_type, b_type] = parse_input_dtypes(o.dtype);
-  const DType out_type = parse_dtype(o.out_dtype);
-  for (const std::string& b : o.backends)
-    if (b != "all") canonical_backend_name(b);
+  const ProblemTypes types = types_of(o.problems.dtype, o.problems.out_dtype);
+  const std::vector<std::string> selected = backends_of(o.backends);
   for (const std::string& name : o.named) {
     FP8GEMM_REQUIRE(name.find(':') != std::string::npos, kInvalidArgument, "--add-tactic: '", name,
                     "' is not a tactic name (BACKEND:CONFIG, e.g. as `fp8gemm explain` prints them)");
@@ -281,27 +294,18 @@ void run_bench(const BenchOptions& o) {
     FP8GEMM_REQUIRE(canonical_backend_name(backend) == backend, kInvalidArgument, "--add-tactic: '", name,
                     "' spells its backend '", backend, "'; tactic names use '", canonical_backend_name(backend), ":'");
   }
-  FP8GEMM_REQUIRE(o.replays >= 1, kInvalidArgument, "--replays must be >= 1");
-  if (device_count() == 0) {
-    std::cerr << "fp8gemm bench needs a GPU: " << no_device_reason() << "\n";
-    exit_code() = 2;
-    return;
-  }
+  if (!have_gpu("bench")) return;
   const auto start = std::chrono::steady_clock::now();
   Context& ctx = default_context();
   std::cout << ctx.device().to_string() << "\n";
   for (Backend* b : ctx.backends())
-    if (backend_selected(o, b->name()) && !b->available())
+    if (backend_selected(selected, b->name()) && !b->available())
       std::cout << "backend " << b->name() << " unavailable: " << b->available().reason << "\n";
   std::cout << "timing: CUDA-graph replays over rotating weight copies (>= 2x L2), short round 1 replay, "
-            << "full round " << o.replays << " replays, <= " << o.max_finalists << " finalists; "
-            << "calls >= 100 us timed after 20-60 ms under load (power cap)";
-  if (o.min_replay_us > 0) std::cout << "; replays of short calls >= " << o.min_replay_us << " us";
-  std::cout << "\n";
+            << "full round " << kFullRoundReplays << " replays, <= " << kMaxFinalists << " finalists; "
+            << "calls >= 100 us timed after 20-60 ms under load (power cap)\n";
 
-  GraphTimerOptions timer_options;
-  timer_options.min_replay_us = o.min_replay_us;
-  GraphTimer timer(ctx, timer_options);
+  GraphTimer timer(ctx, GraphTimerOptions{});
   std::vector<BenchPoint> points;
   int failures = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -309,11 +313,8 @@ void run_bench(const BenchOptions& o) {
     std::fprintf(stderr, "[%zu/%zu] %s M=%lld N=%lld K=%lld\n", i + 1, jobs.size(), job.shape.name.c_str(),
                  (long long)job.m, (long long)job.shape.n, (long long)job.shape.k);
     try {
-      BmmFp8Args args;
-      args.batch = o.batch, args.m = job.m, args.n = job.shape.n, args.k = job.shape.k;
-      args.a_type = a_type, args.b_type = b_type, args.out_type = out_type;
-      const Problem p = validate_problem(args, ctx.device());
-      points.push_back(bench_point(ctx, timer, o, job, p));
+      const Problem p = validate_problem(args_of(o.problems.batch, job.m, job.shape, types), ctx.device());
+      points.push_back(bench_point(ctx, timer, o, selected, job, p));
       print_point(std::cout, points.back(), points.size() == 1);
       std::cout.flush();
     } catch (const std::exception& e) {
@@ -321,44 +322,7 @@ void run_bench(const BenchOptions& o) {
       std::printf("%s M=%lld: FAILED: %s\n", job.shape.name.c_str(), (long long)job.m, e.what());
     }
   }
-  // The head-to-head rounds run after every point's first pass, not between them: a long round of
-  // heavy calls leaves the GPU at its power cap, and the next point's first pass would start there
-  // (H200 session 18: with the round right after each point, M=1 points that followed M=16384
-  // ones lost 4-12% in the first pass). They run lightest first (confirm_order) for the same reason.
-  // With several rounds they run as that many passes over the points, each pass in that order and
-  // each alternating which tactic holds the round's ends, and a point's verdict is its median
-  // round: a point's rounds then follow different neighbours' rounds apart in time, not one
-  // another, so they do not share one power state.
-  if (o.confirm_auto && !points.empty()) {
-    std::cout << "\nauto against the fastest other tactic and up to " << kConfirmOpponents - 1
-              << " more within " << int(100 * kConfirmOpponentMargin + 0.5)
-              << "% of it, timed again head to head ([auto, best..., best..., auto], " << kConfirmReplays
-              << " replays of >= " << kLongReplayUs << " us; "
-              << (o.confirm_order == "m" ? "by M, lightest first within an M" : "lightest first");
-    if (o.confirm_rounds > 1)
-      std::cout << "; " << o.confirm_rounds << " passes over the points, [best..., auto, auto, best...] in every second "
-                << "one, the median round's result";
-    std::cout << "):\n";
-    const std::vector<size_t> order =
-        confirm_order(points, o.confirm_order == "m" ? ConfirmOrder::kByM : ConfirmOrder::kLightestFirst);
-    std::vector<std::vector<AutoConfirm>> rounds(points.size());
-    for (int r = 0; r < o.confirm_rounds; ++r) {
-      for (size_t i = 0; i < order.size(); ++i) {
-        BenchPoint& pt = points[order[i]];
-        std::fprintf(stderr, "[confirm %d/%d %zu/%zu] %s M=%lld\n", r + 1, o.confirm_rounds, i + 1, points.size(),
-                     pt.shape.c_str(), (long long)pt.problem.m);
-        const BenchEntry* auto_entry = find_entry(pt, "auto");
-        if (!auto_entry || !auto_entry->ok) continue;
-        rounds[order[i]].push_back(confirm_auto(timer, pt, r % 2 == 1));
-      }
-    }
-    for (size_t i : order) {
-      if (rounds[i].empty()) continue;
-      points[i].confirm = median_round(rounds[i]);
-      print_confirm_line(std::cout, points[i]);
-    }
-    std::cout.flush();
-  }
+  if (!points.empty()) time_auto_again(timer, points);
   std::cout << "\n";
   print_geomeans(std::cout, points);
   print_confirm_summary(std::cout, points);
@@ -393,18 +357,9 @@ void run_bench(const BenchOptions& o) {
 
 const CommandRegistrar kRegister([](CLI::App& app) {
   static BenchOptions o;
-  CLI::App* cmd = app.add_subcommand("bench", "time backends and tactics over model shapes (DESIGN.md Measuring)");
-  std::string presets;
-  for (const std::string& n : model_preset_names()) presets += (presets.empty() ? "" : ", ") + n;
-  cmd->add_option("--model", o.models, "model preset(s): " + presets)->delimiter(',');
-  cmd->add_option("--shape", o.shapes, "N,K of a layer (repeatable)");
-  cmd->add_option("--m", o.m_spec, "M values: 1,8,64 | 1:16384:x2 | 16:128:+16 | suite")->capture_default_str();
-  cmd->add_option("--batch", o.batch, "batch")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--dtype", o.dtype, "input types AxB: e4m3xe4m3, e4m3xe5m2, e5m2xe4m3")->capture_default_str();
-  cmd->add_option("--out-dtype", o.out_dtype, "output type: bf16 or fp16")->capture_default_str();
-  cmd->add_option("--backend", o.backends, "backends whose tactics compete: all, cublaslt, cutlass, small_m, cudnn")
-      ->delimiter(',')
-      ->capture_default_str();
+  CLI::App* cmd = app.add_subcommand("bench", "time backends and tactics over model shapes (docs/design.md Measuring)");
+  add_problem_options(cmd, o.problems);
+  add_backend_option(cmd, o.backends, "backends whose tactics compete");
   cmd->add_option("--tactics", o.tactics, "default: each backend's default; all: every tactic")
       ->check(CLI::IsMember({"default", "all"}))
       ->capture_default_str();
@@ -413,32 +368,6 @@ const CommandRegistrar kRegister([](CLI::App& app) {
                   "where it can run; it always reaches the full round and gets its own row, named_1, named_2, ...");
   cmd->add_option("--csv", o.csv, "write every point to this CSV file");
   cmd->add_option("--json", o.json, "write every point and every candidate's timing to this JSON file");
-  cmd->add_option("--replays", o.replays, "timed replays per candidate in the full round (median)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--max-finalists", o.max_finalists,
-                  "candidates kept for the full round, fastest first (each backend's fastest also gets there)")
-      ->capture_default_str();
-  cmd->add_option("--prune-ratio", o.prune_ratio, "short round drops candidates slower than this x best")
-      ->capture_default_str();
-  cmd->add_flag("!--no-verify", o.verify, "do not compare outputs with the cuBLASLt default's");
-  cmd->add_option("--min-replay-us", o.min_replay_us,
-                  "replays of short calls last at least this long (more than 20 calls, at most 200); 0: 20 calls "
-                  "(DESIGN's minimum). For comparing replay lengths; every ratio in the run uses it")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 100000.0));
-  cmd->add_option("--confirm-order", o.confirm_order,
-                  "order of the head-to-head rounds: time (lightest first) or m (by M, then lightest first); "
-                  "for measuring the judge itself")
-      ->check(CLI::IsMember({"time", "m"}))
-      ->capture_default_str();
-  cmd->add_option("--confirm-rounds", o.confirm_rounds,
-                  "head-to-head rounds per point, as passes over the points; the verdict is the median round")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 9));
-  cmd->add_flag("!--no-confirm-auto", o.confirm_auto,
-                "do not time auto and the fastest other tactic again, head to head (9 replays of >= 300 us, "
-                "ABBA), after every point's first pass");
   cmd->callback([] { run_bench(o); });
 });
 

@@ -9,6 +9,8 @@
 #include "fp8gemm/fp8gemm.h"
 #include "measure/verify.h"
 #include "tools/cli/command.h"
+#include "tools/cli/options.h"
+#include "tools/common/shapes.h"
 
 namespace fp8gemm::cli {
 namespace {
@@ -16,9 +18,9 @@ namespace {
 struct CheckOptions {
   std::vector<std::string> backends{"all"};
   std::string tactic_filter;
-  std::vector<std::pair<int64_t, int64_t>> shapes;  // (n, k)
-  std::vector<int64_t> ms;
-  int64_t batch = 0;  // 0: the built-in mix
+  std::vector<std::string> shapes;  // "N,K" each
+  std::string m_spec;
+  int64_t batch = 1;  // of the --shape problems (the built-in set mixes batches)
   uint64_t seed = 1;
   bool quiet = false;
 };
@@ -53,40 +55,36 @@ std::vector<Problem> default_problems() {
 }
 
 std::vector<Problem> requested_problems(const CheckOptions& o) {
-  if (o.shapes.empty() && o.ms.empty()) return default_problems();
-  FP8GEMM_REQUIRE(!o.shapes.empty() && !o.ms.empty(), kInvalidArgument,
+  if (o.shapes.empty() && o.m_spec.empty()) return default_problems();
+  FP8GEMM_REQUIRE(!o.shapes.empty() && !o.m_spec.empty(), kInvalidArgument,
                   "check: give both --shape N,K and --m, or neither (built-in set)");
+  const std::vector<int64_t> ms = parse_m_spec(o.m_spec);
   std::vector<Problem> out;
-  for (auto [n, k] : o.shapes)
-    for (int64_t m : o.ms) {
+  for (const std::string& spec : o.shapes) {
+    const NamedShape s = parse_shape(spec);
+    for (int64_t m : ms) {
       Problem p;
-      p.batch = o.batch ? o.batch : 1, p.m = m, p.n = n, p.k = k;
+      p.batch = o.batch, p.m = m, p.n = s.n, p.k = s.k;
       out.push_back(p);
     }
+  }
   return out;
 }
 
-bool backend_selected(const CheckOptions& o, const std::string& name) {
-  for (const auto& b : o.backends)
-    if (b == "all" || canonical_backend_name(b) == name) return true;
-  return false;
-}
-
 void run_check(const CheckOptions& o) {
-  if (device_count() == 0) {
-    std::cerr << "fp8gemm check needs a GPU: " << no_device_reason() << "\n";
-    exit_code() = 2;
-    return;
-  }
+  // The arguments are checked before anything looks for a GPU, so typos fail fast anywhere.
+  const std::vector<Problem> problems = requested_problems(o);
+  const std::vector<std::string> selected = backends_of(o.backends);
+  if (!have_gpu("check")) return;
   // Its own Context: a correctness sweep covers every plan a backend has, including cuDNN's
-  // runtime-compiled ones, which the default Context does not list (they cost ~0.4 s each).
+  // runtime-compiled ones, which the default Context does not list (each costs a compile).
   ContextOptions options;
   options.cudnn_runtime_compiled = true;
   Context ctx(options);
   std::cout << ctx.device().to_string() << "\n";
   size_t passed = 0, failed = 0;
   uint64_t seed = o.seed;
-  for (const Problem& requested : requested_problems(o)) {
+  for (const Problem& requested : problems) {
     // Validate like a real call would (dims, types) before any GPU work.
     BmmFp8Args args;
     args.batch = requested.batch, args.m = requested.m, args.n = requested.n, args.k = requested.k;
@@ -94,7 +92,7 @@ void run_check(const CheckOptions& o) {
     const Problem p = validate_problem(args, ctx.device());
     VerifyCase vcase(p, seed++);
     for (Backend* b : ctx.backends()) {
-      if (!backend_selected(o, b->name()) || !b->available()) continue;
+      if (!backend_selected(selected, b->name()) || !b->available()) continue;
       std::vector<Tactic> tactics;
       try {
         tactics = b->tactics(p);
@@ -131,12 +129,12 @@ void run_check(const CheckOptions& o) {
 const CommandRegistrar kRegister([](CLI::App& app) {
   static CheckOptions o;
   CLI::App* cmd = app.add_subcommand("check", "check every tactic against the float64 reference");
-  cmd->add_option("--backend", o.backends, "backends to check (all, cublaslt, cutlass, small_m, cudnn)")->delimiter(',');
+  add_backend_option(cmd, o.backends, "backends to check");
   cmd->add_option("--tactic", o.tactic_filter, "only tactics whose name contains this text");
-  cmd->add_option("--shape", o.shapes, "N,K of a shape to check (repeatable); needs --m")->delimiter(',');
-  cmd->add_option("--m", o.ms, "M values (comma-separated)")->delimiter(',');
-  cmd->add_option("--batch", o.batch, "batch for --shape problems (default 1)");
-  cmd->add_option("--seed", o.seed, "random seed of the first problem");
+  cmd->add_option("--shape", o.shapes, "N,K of a layer to check (repeatable); with --m, instead of the built-in set");
+  add_m_option(cmd, o.m_spec);
+  cmd->add_option("--batch", o.batch, "batch of the --shape problems")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--seed", o.seed, "random seed of the first problem")->capture_default_str();
   cmd->add_flag("--quiet", o.quiet, "print failures only");
   cmd->callback([] { run_check(o); });
 });

@@ -21,8 +21,4 @@ struct CommandRegistrar {
 // Exit code a subcommand callback wants; set by callbacks, returned by main.
 int& exit_code();
 
-// tune's and explain's --power-states / --power-state-budget-s (TuneOptions::check_power_states,
-// power_state_budget_ms in seconds); defined in tune_command.cpp.
-void add_power_state_options(CLI::App* cmd, bool& on, double& budget_s);
-
 }  // namespace fp8gemm::cli

@@ -1,14 +1,14 @@
-// fp8gemm explain: tunes one key (without touching any cache file) and prints every
-// candidate's time, the noise floor, the default, the choice and the reason; also what `auto`
-// would run today from the cache (--cache / $FP8GEMM_CACHE) or the default table.
+// fp8gemm explain: for each M of --m, tunes that M's key (without touching any cache file) and
+// prints every candidate's time, the noise floor, the default, the choice and the reason; also
+// what `auto` would run today from the cache (--cache / $FP8GEMM_CACHE) or the default table.
 #include <iostream>
 
-#include "core/cuda_check.h"
 #include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
 #include "fp8gemm/tune.h"
-#include "measure/shapes.h"
 #include "tools/cli/command.h"
+#include "tools/cli/options.h"
+#include "tools/common/shapes.h"
 #include "tune/report.h"
 
 namespace fp8gemm::cli {
@@ -16,66 +16,60 @@ namespace {
 
 struct ExplainOptions {
   std::string shape;
-  int64_t m = 0;
+  std::string m_spec;
   int64_t batch = 1;
   std::string dtype = "e4m3xe4m3";
   std::string out_dtype = "bf16";
   std::string cache;
-  double key_budget_ms = 100;
-  // As `tune`'s: so that explain can show what a tune with the pass would choose, and why.
-  bool power_states = TuneOptions{}.check_power_states;
-  double power_state_budget_s = TuneOptions{}.power_state_budget_ms / 1000;
+  double key_budget_ms = TuneOptions{}.key_budget_ms;
 };
 
 void run_explain(const ExplainOptions& o) {
-  if (device_count() == 0) {
-    std::cerr << "fp8gemm explain needs a GPU: " << no_device_reason() << "\n";
-    exit_code() = 2;
-    return;
-  }
+  // The arguments are checked before anything looks for a GPU, so typos fail fast anywhere.
+  const NamedShape layer = parse_shape(o.shape);
+  const std::vector<int64_t> ms = parse_m_spec(o.m_spec);
+  const ProblemTypes types = types_of(o.dtype, o.out_dtype);
+  if (!have_gpu("explain")) return;
   Context& ctx = default_context();
-  const NamedShape s = parse_shape(o.shape);
-  const size_t x = o.dtype.find('x');
-  FP8GEMM_REQUIRE(x != std::string::npos, kInvalidArgument, "--dtype: '", o.dtype, "' is not AxB (e.g. e4m3xe4m3)");
-  BmmFp8Args a;
-  a.batch = o.batch, a.m = o.m, a.n = s.n, a.k = s.k;
-  a.a_type = parse_dtype(o.dtype.substr(0, x));
-  a.b_type = parse_dtype(o.dtype.substr(x + 1));
-  a.out_type = parse_dtype(o.out_dtype);
-  const Problem p = validate_problem(a, ctx.device());
+  std::vector<Problem> problems;
+  for (int64_t m : ms) problems.push_back(validate_problem(args_of(o.batch, m, layer, types), ctx.device()));
   if (!o.cache.empty()) load_cache(ctx, o.cache);
-  // An adaptive tactic ("cublaslt:heuristic") is shown with the kernel it runs at this M.
-  auto shown = [&](const Tactic& t) {
+  // An adaptive tactic ("cublaslt:heuristic") is shown with the kernel it runs at the problem's M.
+  auto shown = [&](const Tactic& t, const Problem& p) {
     Backend* b = ctx.backend(t.backend);
     if (!b || b->adaptive_default() != t) return t.name();
     return t.name() + " (here " + b->default_tactic(p).name() + ")";
   };
-  std::cout << ctx.device().to_string() << "\n"
-            << "problem   " << p << "  (bucket m<=" << m_bucket(p.m) << ")\n"
-            << "auto now  " << shown(ctx.choose(p, "auto")) << "  (from the cache, the default table or cuBLASLt)\n\n";
-
-  // Measured afresh (retune) and only in memory: explain never writes a cache file.
-  TuneOptions to;
-  to.key_budget_ms = o.key_budget_ms;
-  to.retune = true;
-  to.check_power_states = o.power_states;
-  to.power_state_budget_ms = o.power_state_budget_s * 1000;
-  const Decision d = tune(ctx, {p}, to).front();
-  std::cout << tuning::explain_text(d) << "auto at M=" << p.m
-            << " after this tune: " << shown(Tactic::parse(d.choice_for(p.m))) << "\n";
+  // What auto runs now, for every M before any is tuned: each tune below changes the answer for
+  // the Ms of its bucket.
+  std::vector<std::string> auto_now;
+  for (const Problem& p : problems) auto_now.push_back(shown(ctx.choose(p, "auto"), p));
+  std::cout << ctx.device().to_string() << "\n";
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const Problem& p = problems[i];
+    std::cout << (i ? "\n" : "") << "problem   " << p << "  (bucket m<=" << m_bucket(p.m) << ")\n"
+              << "auto now  " << auto_now[i] << "  (from the cache, the default table or cuBLASLt)\n\n";
+    // Measured afresh (retune) and only in memory: explain never writes a cache file.
+    TuneOptions to;
+    to.key_budget_ms = o.key_budget_ms;
+    to.retune = true;
+    const Decision d = tune(ctx, {p}, to).front();
+    std::cout << tuning::explain_text(d) << "auto at M=" << p.m
+              << " after this tune: " << shown(Tactic::parse(d.choice_for(p.m)), p) << "\n";
+  }
 }
 
 const CommandRegistrar kRegister([](CLI::App& app) {
   static ExplainOptions o;
-  CLI::App* cmd = app.add_subcommand("explain", "measure one (shape, M) and show why auto picks what it picks");
-  cmd->add_option("--shape", o.shape, "N,K")->required();
-  cmd->add_option("--m", o.m, "M")->required();
-  cmd->add_option("--batch", o.batch, "batch (default 1)");
-  cmd->add_option("--dtype", o.dtype, "input types AxB (default e4m3xe4m3)");
-  cmd->add_option("--out", o.out_dtype, "output type (default bf16)");
+  CLI::App* cmd = app.add_subcommand("explain", "measure one shape at each M and show why auto picks what it picks");
+  cmd->add_option("--shape", o.shape, "N,K of the layer")->required();
+  add_m_option(cmd, o.m_spec)->required();
+  cmd->add_option("--batch", o.batch, "batch")->capture_default_str()->check(CLI::PositiveNumber);
+  add_type_options(cmd, o.dtype, o.out_dtype);
   cmd->add_option("--cache", o.cache, "cache file to report `auto now` from");
-  cmd->add_option("--key-budget-ms", o.key_budget_ms, "time budget of the measurement (default 100)");
-  add_power_state_options(cmd, o.power_states, o.power_state_budget_s);
+  cmd->add_option("--key-budget-ms", o.key_budget_ms, "time budget of each M's measurement")
+      ->capture_default_str()
+      ->check(non_negative());
   cmd->callback([] { run_explain(o); });
 });
 

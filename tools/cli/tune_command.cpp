@@ -7,76 +7,50 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <iostream>
 #include <set>
+#include <tuple>
 
-#include "core/cuda_check.h"
 #include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
 #include "fp8gemm/tune.h"
-#include "measure/shapes.h"
 #include "tools/cli/command.h"
-#include "tune/power_states.h"
+#include "tools/cli/options.h"
+#include "tools/common/shapes.h"
 #include "tune/report.h"
 
 namespace fp8gemm::cli {
 namespace {
 
 struct TuneCliOptions {
-  std::vector<std::string> models;
-  std::vector<std::string> shapes;
-  std::string m_spec = "suite";
-  int64_t batch = 1;
-  std::string dtype = "e4m3xe4m3";
-  std::string out_dtype = "bf16";
-  std::vector<std::string> backends;
+  ProblemOptions problems;
+  std::vector<std::string> backends{"all"};
   std::string cache;
   std::string json;
-  double key_budget_ms = 100;
-  double run_budget_s = 0;
-  int bucket_samples = 2;
-  bool lower_choice_at_first_sample = true;
-  bool check_segment_ends = true;
-  bool adaptive_floor = true;
-  bool split_segments = false;
-  bool split_at_floor_switch = TuneOptions{}.split_at_floor_switch;
-  bool floor_keeps_low_kernel = TuneOptions{}.floor_keeps_low_kernel;
-  bool samples_follow_edge = false;
-  bool kept_floor_adapts = true;
-  bool low_end_ties = false;
-  bool retime_in_noise = true;
-  bool retime_close_calls = false;
-  double min_replay_us = TuneOptions{}.min_replay_us;
-  bool adaptive_floor_interior = false;
-  bool check_power_states = TuneOptions{}.check_power_states;
-  double power_state_budget_s = TuneOptions{}.power_state_budget_ms / 1000;
+  double key_budget_ms = TuneOptions{}.key_budget_ms;
+  double run_budget_s = TuneOptions{}.run_budget_ms / 1000;
   bool retune = false;
 };
 
-std::vector<Problem> problems_of(const TuneCliOptions& o, const DeviceInfo& device, std::vector<std::string>& labels) {
-  std::vector<NamedShape> shapes;
-  for (const std::string& m : o.models)
-    for (const NamedShape& s : model_shapes(m)) shapes.push_back(s);
-  for (const std::string& s : o.shapes) shapes.push_back(parse_shape(s));
-  FP8GEMM_REQUIRE(!shapes.empty(), kInvalidArgument, "tune: give --model PRESET or --shape N,K (repeatable)");
-  const size_t x = o.dtype.find('x');
-  FP8GEMM_REQUIRE(x != std::string::npos, kInvalidArgument, "--dtype: '", o.dtype, "' is not AxB (e.g. e4m3xe4m3)");
-  // One problem per key: Ms of one bucket would all tune the same key.
-  std::vector<Problem> out;
-  std::set<std::string> seen;
-  for (const NamedShape& s : shapes)
-    for (int64_t m : parse_m_spec(o.m_spec)) {
-      BmmFp8Args a;
-      a.batch = o.batch, a.m = m_bucket(m), a.n = s.n, a.k = s.k;
-      a.a_type = parse_dtype(o.dtype.substr(0, x));
-      a.b_type = parse_dtype(o.dtype.substr(x + 1));
-      a.out_type = parse_dtype(o.out_dtype);
-      const Problem p = validate_problem(a, device);
-      if (!seen.insert(p.to_string()).second) continue;
-      out.push_back(p);
-      labels.push_back(s.name);
+// The keys to tune: each layer at the bucket of every M of --m (M values of one bucket would all
+// tune the same key), with the layer's name beside each.
+struct Keys {
+  std::vector<BmmFp8Args> args;
+  std::vector<std::string> labels;
+};
+Keys keys_of(const TuneCliOptions& o) {
+  const std::vector<NamedShape> layers = layers_of(o.problems, "tune");
+  const std::vector<int64_t> ms = parse_m_spec(o.problems.m_spec);
+  const ProblemTypes types = types_of(o.problems.dtype, o.problems.out_dtype);
+  Keys keys;
+  std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
+  for (const NamedShape& s : layers)
+    for (int64_t m : ms) {
+      const int64_t bucket = m_bucket(m);
+      if (!seen.insert({s.n, s.k, bucket}).second) continue;
+      keys.args.push_back(args_of(o.problems.batch, bucket, s, types));
+      keys.labels.push_back(s.name);
     }
-  return out;
+  return keys;
 }
 
 // The preset layer name of the problem with p's batch, N and K (the first one listed).
@@ -122,40 +96,23 @@ class ProgressBar {
 };
 
 void run_tune(const TuneCliOptions& o) {
-  if (device_count() == 0) {
-    std::cerr << "fp8gemm tune needs a GPU: " << no_device_reason() << "\n";
-    exit_code() = 2;
-    return;
-  }
+  // The arguments are checked before anything looks for a GPU, so typos fail fast anywhere.
+  const Keys keys = keys_of(o);
+  TuneOptions to;
+  to.key_budget_ms = o.key_budget_ms;
+  to.run_budget_ms = o.run_budget_s * 1000;
+  to.retune = o.retune;
+  to.backends = backends_of(o.backends);
+  if (!have_gpu("tune")) return;
   Context& ctx = default_context();
-  std::vector<std::string> labels;
-  const std::vector<Problem> problems = problems_of(o, ctx.device(), labels);
+  std::vector<Problem> problems;
+  for (const BmmFp8Args& a : keys.args) problems.push_back(validate_problem(a, ctx.device()));
+  const std::vector<std::string>& labels = keys.labels;
   const std::string cache = cache_path_of(o);
   const size_t had = merge_cache(ctx, cache);
   std::fprintf(stderr, "%s\ntuning %zu keys into %s (%zu valid entries there)\n", ctx.device().to_string().c_str(),
                problems.size(), cache.c_str(), had);
 
-  TuneOptions to;
-  to.key_budget_ms = o.key_budget_ms;
-  to.run_budget_ms = o.run_budget_s * 1000;
-  to.bucket_samples = o.bucket_samples;
-  to.lower_choice_at_first_sample = o.lower_choice_at_first_sample;
-  to.check_segment_ends = o.check_segment_ends;
-  to.adaptive_floor = o.adaptive_floor;
-  to.split_segments = o.split_segments;
-  to.split_at_floor_switch = o.split_at_floor_switch;
-  to.floor_keeps_low_kernel = o.floor_keeps_low_kernel;
-  to.samples_follow_edge = o.samples_follow_edge;
-  to.kept_floor_adapts = o.kept_floor_adapts;
-  to.low_end_ties = o.low_end_ties;
-  to.retime_in_noise = o.retime_in_noise;
-  to.retime_close_calls = o.retime_close_calls;
-  to.min_replay_us = o.min_replay_us;
-  to.adaptive_floor_interior = o.adaptive_floor_interior;
-  to.check_power_states = o.check_power_states;
-  to.power_state_budget_ms = o.power_state_budget_s * 1000;
-  to.retune = o.retune;
-  for (const std::string& b : o.backends) to.backends.push_back(canonical_backend_name(b));
   ProgressBar bar(problems.size());
   to.progress = [&](size_t done, size_t, const Decision& d) {
     // Keys are tuned lightest first, not in `problems` order: the label comes from the shape.
@@ -179,95 +136,26 @@ void run_tune(const TuneCliOptions& o) {
   std::printf("tune: %zu keys, %zu moved off the default, %.1f s; cache %s\n", decisions.size(), changed, seconds,
               cache.c_str());
   std::printf("tune: where the time went: %s\n", tuning::phase_summary(decisions).c_str());
-  if (o.check_power_states) {
-    size_t handed = 0;
-    for (const Decision& d : decisions)
-      for (size_t at = d.reason.find(tuning::kUnderLoad); at != std::string::npos;
-           at = d.reason.find(tuning::kUnderLoad, at + 1))
-        ++handed;
-    std::printf("tune: both power states: %zu segments changed hands under a heavy load\n", handed);
-  }
   if (!o.json.empty()) {
     std::ofstream(o.json) << tuning::decisions_to_json(decisions, ctx.device());
     std::printf("tune: decisions written to %s\n", o.json.c_str());
   }
 }
 
-}  // namespace
-
-void add_power_state_options(CLI::App* cmd, bool& on, double& budget_s) {
-  cmd->add_flag("--power-states,!--no-power-states", on,
-                "after every key, time each light segment's choice and the tactics within 3% of it again under a "
-                "heavy GEMM load; the one with the smaller worse regret over both states takes it, and the reason "
-                "says where (default off)");
-  cmd->add_option("--power-state-budget-s", budget_s,
-                  "with --power-states: the pass starts no measurement after this long (0: no limit)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 3600.0));
-}
-
-namespace {
-
 const CommandRegistrar kRegister([](CLI::App& app) {
   static TuneCliOptions o;
   CLI::App* cmd = app.add_subcommand("tune", "measure every tactic per (shape, M bucket) and write the tuning cache");
-  cmd->add_option("--model", o.models, "model preset(s): " + [] {
-    std::string s;
-    for (const auto& n : model_preset_names()) s += (s.empty() ? "" : ", ") + n;
-    return s;
-  }())->delimiter(',');
-  cmd->add_option("--shape", o.shapes, "N,K of a layer (repeatable)");
-  cmd->add_option("--m", o.m_spec, "M values: list, lo:hi:xF, lo:hi:+S, suite, or buckets (every bucket edge up to 16384) (default suite)");
-  cmd->add_option("--batch", o.batch, "batch (default 1)");
-  cmd->add_option("--dtype", o.dtype, "input types AxB (default e4m3xe4m3)");
-  cmd->add_option("--out", o.out_dtype, "output type (default bf16)");
-  cmd->add_option("--backend", o.backends, "challengers only from these backends")->delimiter(',');
-  cmd->add_option("--cache", o.cache, "cache file (default $FP8GEMM_CACHE, else fp8gemm_tune_cache.json)");
+  add_problem_options(cmd, o.problems);
+  add_backend_option(cmd, o.backends, "backends whose tactics may replace the default");
+  cmd->add_option("--cache", o.cache, "cache file to merge into and write (default: $FP8GEMM_CACHE, else "
+                                      "fp8gemm_tune_cache.json)");
   cmd->add_option("--json", o.json, "write every decision as JSON (data/tables/make_default_table.py reads it)");
-  cmd->add_option("--key-budget-ms", o.key_budget_ms, "time budget per key (default 100)");
-  cmd->add_option("--run-budget-s", o.run_budget_s, "time budget of the run; later keys keep their default (0: none)");
-  cmd->add_option("--bucket-samples", o.bucket_samples,
-                  "M values below each bucket edge where the finalists are also timed (default 2)")
-      ->check(CLI::Range(0, 8));
-  cmd->add_flag("--lower-choice-at-first-sample,!--no-lower-choice-at-first-sample", o.lower_choice_at_first_sample,
-                "time the lower bucket's choice at each bucket's lowest sample too (default on)");
-  cmd->add_flag("--check-segment-ends,!--no-check-segment-ends", o.check_segment_ends,
-                "time each sub-bucket challenger again at its segment's lowest M (default on)");
-  cmd->add_flag("--adaptive-floor,!--no-adaptive-floor", o.adaptive_floor,
-                "let cuBLASLt's heuristic, re-asked at each M, compete for every segment at its lowest M "
-                "(needs the segment check; default on)");
-  cmd->add_flag("--split-segments,!--no-split-segments", o.split_segments,
-                "split a segment whose two ends each prefer another tactic where their times cross (bisection; "
-                "needs the segment check; default off)");
-  cmd->add_flag("--split-at-floor-switch,!--no-split-at-floor-switch", o.split_at_floor_switch,
-                "where the adaptive floor wins a segment's lowest M and loses its top, split the segment where the "
-                "heuristic's answer changes to its kernel at the top (default on)");
-  cmd->add_flag("--floor-keeps-low-kernel,!--no-floor-keeps-low-kernel", o.floor_keeps_low_kernel,
-                "where the adaptive floor takes a segment, the kernel it was timed as at the segment's lowest M "
-                "runs up to its own reach wherever the heuristic answers another kernel there (default on)");
-  cmd->add_flag("--samples-follow-edge,!--no-samples-follow-edge", o.samples_follow_edge,
-                "a tie at a sampled M below the edge goes to the edge's choice, not the default (default off)");
-  cmd->add_flag("--kept-floor-adapts,!--no-kept-floor-adapts", o.kept_floor_adapts,
-                "a segment that kept the floor's fixed answer, unchecked at its lowest M, runs the adaptive floor "
-                "(needs the adaptive floor; default on)");
-  cmd->add_flag("--low-end-ties,!--no-low-end-ties", o.low_end_ties,
-                "a tactic that tied with a segment's choice where it was timed competes at the segment's lowest M "
-                "(needs the segment check; default off)");
-  cmd->add_flag("--adaptive-floor-interior,!--no-adaptive-floor-interior", o.adaptive_floor_interior,
-                "the adaptive floor competes at a segment's lowest M only where the heuristic's answers inside the "
-                "segment are kernels timed at its ends (default off)");
-  cmd->add_flag("--retime-in-noise,!--no-retime-in-noise", o.retime_in_noise,
-                "a challenger held back only by a high noise floor is timed again with the default in a longer "
-                "round, which decides (default on)");
-  cmd->add_flag("--retime-close-calls,!--no-retime-close-calls", o.retime_close_calls,
-                "with --retime-in-noise, at calls under 15 us: the choice and the fastest other tactic within 5% "
-                "of it are timed again in the longer round, which decides (default off)");
-  cmd->add_option("--min-replay-us", o.min_replay_us,
-                  "replays of short calls last at least this long (more than 20 calls, at most 200); 0: 20 calls "
-                  "(DESIGN's minimum)")
+  cmd->add_option("--key-budget-ms", o.key_budget_ms, "time budget per key")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 100000.0));
-  add_power_state_options(cmd, o.check_power_states, o.power_state_budget_s);
+      ->check(non_negative());
+  cmd->add_option("--run-budget-s", o.run_budget_s, "time budget of the run; later keys keep their default (0: none)")
+      ->capture_default_str()
+      ->check(non_negative());
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });

@@ -83,7 +83,7 @@ struct CheckedAlgo {
 
 class CublasLtBackend final : public Backend {
  public:
-  CublasLtBackend(const DeviceInfo& device, const ContextOptions& options)
+  CublasLtBackend(const DeviceInfo& device, const BackendOptions& options)
       : device_(device), max_workspace_(options.workspace_bytes) {
     LT_CHECK(cublasLtCreate(&handle_));
     // Queries (heuristics, AlgoCheck) never dereference scale pointers, but must see non-null
@@ -126,7 +126,7 @@ class CublasLtBackend final : public Backend {
     };
     // A tile cut exactly to this M is listed in its fitted form ("128xM/2"): the same kernel
     // here, and across the M bucket it keeps the number of M tiles instead of the height, as
-    // the heuristic itself does (H200: the best tile at M=300 was 128x152, at 384 128x192).
+    // the heuristic itself does (on the H200 the best tile at M=300 is 128x152, at 384 128x192).
     // The heuristic's first (the default) is listed as it is too.
     auto add = [&](const cublasLtMatmulAlgo_t& algo, bool fast_accum, bool keep_fixed = false) {
       const AlgoConfig c = cublaslt::read_config(algo, fast_accum);
@@ -140,11 +140,10 @@ class CublasLtBackend final : public Backend {
       const auto results = heuristics(p, fast_accum, count, max_workspace_);
       for (size_t i = 0; i < results.size(); ++i) add(results[i].algo, fast_accum, fast_accum && i == 0);
     }
-    // The heuristic ranks by its own model, which depends on the workspace it may use: with our
-    // 32 MiB split-K variants rank first, and some non-split kernels fall off its short list
-    // (H200, nemoH8b.down M=96: torch._scaled_mm's call ran a 64x48 kernel in 25.6 us that our
-    // list lacked; our first was a split-K 128x48 + reduction, 29.4 us). Asking again with a
-    // small limit adds those; the name check and the output check treat them like the others.
+    // The heuristic ranks by its own model, which depends on the workspace it may use: with the
+    // Context's full workspace split-K variants rank first, and some non-split kernels that win
+    // fall off its short list (docs/decisions/backends.md). Asking again with a small limit adds
+    // those; the name check and the output check treat them like the others.
     for (uint64_t small_ws : kSmallWorkspaces)
       for (const auto& r : heuristics(p, true, kSmallWorkspaceCount, std::min<uint64_t>(small_ws, max_workspace_)))
         add(r.algo, true);
@@ -383,7 +382,7 @@ class CublasLtBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cublaslt_backend(const DeviceInfo& device, const ContextOptions& options) {
+std::unique_ptr<Backend> make_cublaslt_backend(const DeviceInfo& device, const BackendOptions& options) {
   return std::make_unique<CublasLtBackend>(device, options);
 }
 

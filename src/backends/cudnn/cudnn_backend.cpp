@@ -91,7 +91,7 @@ struct BuiltPlan {
 
 class CudnnBackend final : public Backend {
  public:
-  CudnnBackend(const DeviceInfo& device, const ContextOptions& options)
+  CudnnBackend(const DeviceInfo& device, const BackendOptions& options)
       : device_(device), max_workspace_(options.workspace_bytes), list_compiled_(list_compiled(options)) {
     if (device.compute_capability() < 90)
       availability_ = Verdict::no("cuDNN's FP8 matmul needs compute capability 9.0+, GPU has " +
@@ -107,17 +107,17 @@ class CudnnBackend final : public Backend {
   Verdict available() const override { return availability_; }
 
   // The heuristic's plans (mode A, then the fallback list), in its order, up to kMaxListed that
-  // build and fit the workspace. Plans that compile at run time (NVRTC: ~0.4 s per plan and
-  // problem on the H200, once per process) only with ContextOptions::cudnn_runtime_compiled, and
-  // at most kMaxRuntimeCompiled of them: otherwise every tune and `bench --tactics all` would pay
-  // that for every shape, for a backend that was slower than cuBLASLt's default at 114 of 115
-  // suite points (docs/cudnn.md).
+  // build and fit the workspace. Plans that compile at run time (NVRTC, per plan and problem,
+  // once per process, which is slow) only with BackendOptions::cudnn_runtime_compiled, and at
+  // most kMaxRuntimeCompiled of them: otherwise every tune and `bench --tactics all` would pay
+  // that for every shape, for a backend that is almost never faster than cuBLASLt's default
+  // (docs/cudnn.md).
   //
   // Without runtime-compiled plans, one listing per type signature (A, B, out dtypes) that finds
   // only such plans stands for all of that signature's problems: cuDNN chooses the engines of this
-  // graph by types, the shape changes their knobs (H200: engines 4 and 7 at all 115 suite points),
-  // and a heuristic query per problem cost a whole-suite tune 9 s of listing and ~40 s in all
-  // (150 vs 111 s, session 12 call 5). The option lists per problem.
+  // graph by types and the shape changes only their knobs, while a heuristic query per problem
+  // makes a whole-suite tune noticeably longer (docs/decisions/backends.md). The option lists per
+  // problem.
   std::vector<Tactic> tactics(const Problem& p) override {
     if (!availability_ || p.empty()) return {};
     const int signature = int(p.a_type) * 16 + int(p.b_type) * 4 + int(p.out_type);
@@ -241,7 +241,7 @@ class CudnnBackend final : public Backend {
     return listings_.emplace(p, std::move(l)).first->second;
   }
 
-  static bool list_compiled(const ContextOptions& o) {
+  static bool list_compiled(const BackendOptions& o) {
     const char* env = std::getenv("FP8GEMM_CUDNN_RUNTIME_COMPILED");
     return o.cudnn_runtime_compiled || (env && std::string(env) == "1");
   }
@@ -311,7 +311,7 @@ class CudnnBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cudnn_backend(const DeviceInfo& device, const ContextOptions& options) {
+std::unique_ptr<Backend> make_cudnn_backend(const DeviceInfo& device, const BackendOptions& options) {
   return std::make_unique<CudnnBackend>(device, options);
 }
 

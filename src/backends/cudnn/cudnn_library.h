@@ -1,6 +1,6 @@
 // libcudnn is loaded at run time (dlopen), not linked: fp8gemm starts and every other backend
 // works on a machine without cuDNN, where the cudnn backend reports itself unavailable with the
-// reason (DESIGN.md: a backend that fails to load never takes the process down).
+// reason (docs/design.md: a backend that fails to load never takes the process down).
 #pragma once
 
 #include <string>

@@ -18,7 +18,7 @@ constexpr int64_t kMaxTmaStrideBytes = int64_t(1) << 40;
 
 class CutlassBackend final : public Backend {
  public:
-  CutlassBackend(const DeviceInfo& device, const ContextOptions&) : device_(device) {
+  CutlassBackend(const DeviceInfo& device, const BackendOptions&) : device_(device) {
     for (const ConfigRow& row : config_table())
       if (row_is_built(row))
         for (bool pdl : {false, true}) {  // the same row; can_implement refuses _pdl for stream-K
@@ -42,8 +42,8 @@ class CutlassBackend final : public Backend {
   // when a key's time budget is tight): vLLM's choice for this M, then the kernels of its
   // orientation (swapped A/B for m <= 64, unswapped above), then the rest, in configs.def order;
   // each persistent kernel also launched with PDL ("_pdl"), right after it. PDL is a choice,
-  // not a default: on the H200 it saved ~0.7 us at small M (llama8b.qkv M=1: 9.37 -> 8.73 us) and
-  // cost 25% on nano9b.down (K=15680) at M <= 32 (21.4 -> 26.7 us).
+  // not a default: it shortens short calls at small M but slows some long-K ones
+  // (docs/decisions/backends.md).
   std::vector<Tactic> tactics(const Problem& p) override {
     std::vector<Tactic> out;
     std::optional<Tactic> first;
@@ -67,7 +67,7 @@ class CutlassBackend final : public Backend {
     return out;
   }
 
-  // vLLM's SM90 FP8 M buckets (baselines c1..c5), each with fallbacks for reduced builds and
+  // vLLM's SM90 FP8 M buckets (configs.def rows c1..c5), each with fallbacks for reduced builds and
   // mixed FP8 types; the tuner measures the real choice.
   Tactic default_tactic(const Problem& p) override {
     static const char* const kSmallM[] = {"sm90_pingpong_64x16x256_c4x1x1_swap", "sm90_pingpong_64x128x128_c2x1x1"};
@@ -218,7 +218,7 @@ class CutlassBackend final : public Backend {
 }  // namespace
 }  // namespace cutlass_backend
 
-std::unique_ptr<Backend> make_cutlass_backend(const DeviceInfo& device, const ContextOptions& options) {
+std::unique_ptr<Backend> make_cutlass_backend(const DeviceInfo& device, const BackendOptions& options) {
   return std::make_unique<cutlass_backend::CutlassBackend>(device, options);
 }
 

@@ -17,8 +17,9 @@ class SmallMBackend final : public Backend {
  public:
   explicit SmallMBackend(const DeviceInfo& device) : device_(device) {
     const int cc = device.compute_capability();
-    if (cc < 89) {
-      availability_ = Verdict::no("FP8 conversion (cvt e4m3x2) needs compute capability >= 8.9; device is " + std::to_string(cc));
+    if (cc != 90) {
+      availability_ = Verdict::no("small_m's wgmma kernels need compute capability 9.0 (sm_90a); device is " +
+                                  std::to_string(cc));
       return;
     }
     const std::string image = small_m::kernel_image_problem();
@@ -51,22 +52,15 @@ class SmallMBackend final : public Backend {
     }
   }
 
-  // Split-K is reduced inside a cluster through distributed shared memory: no workspace. Stream-K
-  // tactics keep partial sums of the tiles their blocks share in it (and use its flags).
-  size_t workspace_bytes(const Problem& p, const Tactic& t) override {
-    return small_m::streamk_workspace_bytes(p, config_of(t.config), device_.sm_count);
-  }
+  // Split-K is reduced inside a cluster through distributed shared memory: no workspace.
+  size_t workspace_bytes(const Problem&, const Tactic&) override { return 0; }
 
-  void run(const Problem& p, const Tactic& t, const GemmArgs& args, Workspace ws, cudaStream_t stream) override {
+  void run(const Problem& p, const Tactic& t, const GemmArgs& args, Workspace, cudaStream_t stream) override {
     if (p.empty()) return;
-    small_m::LaunchArgs l{p, config_of(t.config), args, stream, device_.sm_count, ws};
-    const bool v3 = l.config.wgmma;
-    if (p.a_type == DType::kE4M3 && p.b_type == DType::kE4M3)
-      return (v3 ? small_m::launch_wgmma_e4m3_e4m3 : small_m::launch_e4m3_e4m3)(l);
-    if (p.a_type == DType::kE4M3 && p.b_type == DType::kE5M2)
-      return (v3 ? small_m::launch_wgmma_e5m2_e4m3 : small_m::launch_e5m2_e4m3)(l);
-    if (p.a_type == DType::kE5M2 && p.b_type == DType::kE4M3)
-      return (v3 ? small_m::launch_wgmma_e4m3_e5m2 : small_m::launch_e4m3_e5m2)(l);
+    const small_m::LaunchArgs l{p, config_of(t.config), args, stream, device_.sm_count};
+    if (p.a_type == DType::kE4M3 && p.b_type == DType::kE4M3) return small_m::launch_e4m3_e4m3(l);
+    if (p.a_type == DType::kE4M3 && p.b_type == DType::kE5M2) return small_m::launch_e5m2_e4m3(l);
+    if (p.a_type == DType::kE5M2 && p.b_type == DType::kE4M3) return small_m::launch_e4m3_e5m2(l);
     FP8GEMM_FAIL(kUnsupported, "small_m: dtype pair ", to_string(p.a_type), " x ", to_string(p.b_type),
                  " is not supported");
   }
@@ -86,14 +80,9 @@ class SmallMBackend final : public Backend {
     std::unique_lock lock(parsed_mutex_);
     return parsed_.emplace(name, c).first->second;
   }
-  // Shape limits alone (any config): lets tactics() return {} quietly for problems out of range.
-  bool shape_ok(const Problem& p) const {
-    small_m::Config c;
-    c.rows = 16;
-    c.warps = 1;
-    c.stages = 2;
-    return small_m::can_implement(p, c, cc()).ok;
-  }
+  // Shape limits alone (the smallest config): lets tactics() return {} quietly for problems out of
+  // range.
+  bool shape_ok(const Problem& p) const { return small_m::can_implement(p, small_m::tma_ring(64, 1, 2), cc()).ok; }
 
   DeviceInfo device_;
   Verdict availability_ = Verdict::yes();
@@ -103,7 +92,7 @@ class SmallMBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_small_m_backend(const DeviceInfo& device, const ContextOptions&) {
+std::unique_ptr<Backend> make_small_m_backend(const DeviceInfo& device, const BackendOptions&) {
   return std::make_unique<SmallMBackend>(device);
 }
 

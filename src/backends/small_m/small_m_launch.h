@@ -1,9 +1,7 @@
-// Host entry of the kernel family, shared by the backend and the per-dtype-pair .cu files.
+// Host entry of the kernels, shared by the backend and the per-dtype-pair .cu files.
 #pragma once
 
 #include <cuda_runtime_api.h>
-
-#include <cstdint>
 
 #include "backends/small_m/small_m_config.h"
 
@@ -18,8 +16,7 @@ struct LaunchArgs {
   Config config;
   GemmArgs args;
   cudaStream_t stream = nullptr;
-  int sm_count = 0;  // of the device the launch runs on (the persistent and stream-K grids)
-  Workspace ws;      // stream-K: partial sums and flags
+  int sm_count = 0;  // of the device the launch runs on (the persistent grid)
 };
 
 // One per (weight type, activation type) pair, each in its own translation unit so that the
@@ -28,14 +25,9 @@ void launch_e4m3_e4m3(const LaunchArgs& l);  // weights e4m3, activations e4m3
 void launch_e5m2_e4m3(const LaunchArgs& l);  // weights (B) e5m2, activations (A) e4m3
 void launch_e4m3_e5m2(const LaunchArgs& l);  // weights (B) e4m3, activations (A) e5m2
 
-// v3 (wgmma + TMA, sm_90a): same pairs, one translation unit each.
-void launch_wgmma_e4m3_e4m3(const LaunchArgs& l);
-void launch_wgmma_e5m2_e4m3(const LaunchArgs& l);
-void launch_wgmma_e4m3_e5m2(const LaunchArgs& l);
-
-// Launch attributes of both kernel versions: split-K blocks form a cluster along grid y (they
-// reduce through distributed shared memory), and PDL lets the kernel start before the previous
-// one ends. `attrs` must outlive the launch of `cfg`.
+// Launch attributes: split-K blocks form a cluster along grid y (they reduce through distributed
+// shared memory), and PDL lets the kernel start before the previous one ends. `attrs` must
+// outlive the launch of `cfg`.
 inline constexpr int kMaxLaunchAttrs = 2;
 inline void set_launch_attrs(cudaLaunchConfig_t& cfg, cudaLaunchAttribute (&attrs)[kMaxLaunchAttrs], int splitk,
                              bool pdl) {
@@ -55,7 +47,8 @@ inline void set_launch_attrs(cudaLaunchConfig_t& cfg, cudaLaunchAttribute (&attr
   }
 }
 
-// Whether the kernels have machine code for the current device ("" if yes, else the reason).
+// Whether the library carries machine code the current device can run ("" if yes, else the
+// reason; it is built for specific architectures, e.g. sm_90a only).
 const char* kernel_image_problem();
 
 }  // namespace fp8gemm::small_m

@@ -1,18 +1,19 @@
-// small_m v3: native FP8 wgmma fed by TMA (sm_90a only); see docs/perf/small_m.md, "Version 3".
+// The small_m kernels' shared device code: their Params, the mbarrier, TMA and wgmma helpers, the
+// consumers' K loop and the epilogues (sm_90a only). The kernel families are in small_m_config.h.
 //
 // Swapped orientation: 64 weight rows per consumer warpgroup are the wgmma's M side (operand A,
 // from shared memory), the m <= 32 activation rows padded to NP = 8..32 its N side (operand B).
-// Both operands are K-major in shared memory with the 128-byte swizzle: a stage holds
+// Both operands are K-major in shared memory with the 128-byte swizzle: a ring unit holds
 // [64*W rows x 128 bytes of K] of weights and [NP rows x 128 bytes] of activations, written by
-// TMA (out-of-bounds rows and the K tail are zero-filled) and read by four m64nNPk32 wgmma.
-// Fitted rows (33..127 but 64, small_m_config.h): the block owns only its first `rows` of the
-// 64 W MMA rows; with TMA weights its weight tile is `rows` rounded up to 8, so the MMA reads on
-// into the activation tile and the next stage for rows that are never stored (WgmmaStageLayout).
+// TMA (out-of-bounds rows and the K tail are zero-filled) or cp.async, and read by four m64nNPk32
+// wgmma. Fitted rows: the block owns only its first `rows` of the 64 W MMA rows; with TMA weights
+// its weight tile is `rows` rounded up to 8, so the MMA reads on into the activation tile and the
+// next stage for rows that are never stored (RingLayout, small_m_layout.h).
 //
-// One producer warp (one lane) runs a ring of `stages` full/empty mbarriers; the weights of the
-// first stages are requested before griddepcontrol.wait (they do not depend on the previous
-// kernel; the activations and scales do). Split-K: a cluster of `splitk` blocks along K, reduced
-// through distributed shared memory in rank order (deterministic, no workspace).
+// A producer runs a ring of `stages` full/empty mbarriers; the weights of the first stages are
+// requested before griddepcontrol.wait (they do not depend on the previous kernel; the
+// activations and scales do). Split-K: a cluster of `splitk` blocks along K, reduced through
+// distributed shared memory in rank order (deterministic, no workspace).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -26,11 +27,12 @@
 #include <type_traits>
 
 #include "backends/small_m/small_m_launch.h"
+#include "backends/small_m/small_m_layout.h"
 #include "core/cuda_check.h"
 
 namespace fp8gemm::small_m {
 
-namespace v3 {
+namespace sm90 {
 
 struct Params {
   const float* a_scale;
@@ -38,30 +40,32 @@ struct Params {
   void* out;  // [batch, m, n]
   int m, n;
   int kblocks;            // ceil(k / 128)
-  int kblocks_per_split;  // per cluster rank (register kernel: activation slots of kRegSlotK bytes)
+  int kblocks_per_split;  // per cluster rank (LaunchShape)
   int splitk;
   int stages;
   int out_fp16;
-  int l2pf;  // L2 prefetch lookahead in K blocks beyond the ring
+  // The TMA ring's L2 prefetch index runs this many K blocks ahead of the ring; 0 in every tactic
+  // (the names' l2pf=0). It stays a run-time value so that the kernel's code stays as it was built
+  // and measured.
+  int l2pf;
   int tiles;  // persistent kernel: row tiles per batch (ceil(n / rows))
   int units;  // persistent kernel: tiles * batch
-  const uint8_t* w;  // cp.async and register kernels: weights [batch][n][k] (TMA kernels: the tensor map)
-  int64_t k;         // cp.async and register kernels: bytes of K per weight row (a multiple of 16)
-  const uint8_t* a;  // register kernel: activations [batch][m][k]
-  int late_trigger;  // one-shot TMA and cp.async kernels: release dependents after the K loop (pdl=2)
-  int early;  // one-shot TMA kernel: > 0: only this many stages of weights are requested before the wait
+  const uint8_t* w;  // cp.async kernel: weights [batch][n][k] (the TMA kernels read a tensor map)
+  int64_t k;         // cp.async and activation-once kernels: bytes of K per row (a multiple of 16)
+  const uint8_t* a;  // activation-once kernel: activations [batch][m][k]
+  int late_trigger;  // one-shot kernels: release dependents after the K loop (pdl=2)
+  int early;  // TMA ring: > 0: only this many stages of weights are requested before the wait
   int rows;   // weight rows per block (c.rows): the stores skip a fragment's rows at or beyond it
-  // The one-shot TMA kernel (WgmmaStageLayout, small_m_config.h): a ring stage's stride, where its
-  // activation tile starts, and the bytes its copies bring (expect_tx). Fitted rows (33..127 but
-  // 64) make them differ from RingStage's.
+  // The one-shot rings (RingLayout, small_m_layout.h): a ring stage's stride, where a unit's
+  // activation tile starts, and the bytes a unit's copies bring (expect_tx). Fitted rows make them
+  // differ from RingStage's.
   int stage_bytes, w_bytes, stage_tx;
-  // One-shot TMA kernel, kblocks=B: K blocks per ring stage (1 otherwise), each laid out as a
-  // one-K-block stage `kb_bytes` apart (stage_bytes = B * kb_bytes; w_bytes and stage_tx are per
-  // K block).
+  // kblocks=B: units per ring stage (1 otherwise), each laid out as a one-unit stage `kb_bytes`
+  // apart (stage_bytes = B * kb_bytes + pad; w_bytes and stage_tx are per unit).
   int stage_kblocks, kb_bytes;
-  float* sk_partials;  // stream-K: per block [2][NP/2][rows * 2] partial sums (workspace)
-  unsigned* sk_flags;  // stream-K: per block, 1 while its given-away partial waits to be added
-  int64_t sk_units;    // stream-K: (row tile, batch, K block) units split over the grid
+  // Unused: keeps the parameter block at the size the kernels were built and measured with (ptxas
+  // compiles them differently for a smaller one).
+  int64_t reserved[3];
 };
 
 // One stage of the TMA-layout ring (the TMA, cp.async and persistent kernels): 128 bytes of K of
@@ -271,9 +275,9 @@ __device__ __forceinline__ void finish_chains(float (&acc)[NA], float (&acc2)[NA
 // async proxy) sees only after a proxy fence on the reading side, once the full barrier says the
 // writes landed. TMA writes are async-proxy already and need none.
 // stage_bytes / w_bytes: the stage stride and where its activation tile starts (St's but in the
-// TMA kernel with fitted rows: Params::stage_bytes).
-// kKB > 1 (the one-shot TMA kernel, kblocks=B): a stage holds kKB K blocks `kb_bytes` apart, all
-// of them multiplied (a split's last stage is padded with zero-filled K blocks by the producer):
+// one-shot rings with fitted rows: Params::stage_bytes).
+// kKB > 1 (the one-shot rings, kblocks=B): a stage holds kKB units `kb_bytes` apart, all of them
+// multiplied (a split's last stage is padded with zero-filled K blocks by the producer):
 // a fixed, branch-free sequence, so that ptxas keeps the wgmma in flight together (a branch
 // between them made it wait for each one, WARPGROUP.DEPBAR after every QGMMA).
 template <class WT, class AT, int NP, class St, bool kGenericWrites = false, int kKB = 1>
@@ -282,8 +286,7 @@ __device__ __forceinline__ void consume_k_blocks(float (&acc)[NP / 2], int nkb, 
                                                  uint32_t& phase, int& prev, int stage_bytes = St::kBytes,
                                                  int w_bytes = St::kWBytes, int kb_bytes = 0) {
   // Two accumulator chains (odd k32 steps into acc2): a wgmma into one accumulator waits for the
-  // one before it, and a 64 x 8 x 32 step is short. H200, session 17: the best small_m tactic
-  // 0.8% faster over the suite at M <= 16 (1.5% on 16-32 MB weights); no spills.
+  // one before it, and a 64 x 8 x 32 step is short.
   float acc2[NP / 2];
 #pragma unroll
   for (int i = 0; i < NP / 2; ++i) acc2[i] = 0.f;
@@ -344,7 +347,7 @@ struct AccumulatorFragment {
   }
 };
 
-// Epilogue of the one-shot kernels (TMA, cp.async and register weights): consumer threads
+// Epilogue of the one-shot kernels (TMA and cp.async rings, activation once): consumer threads
 // (threads 0 .. 128 W - 1, `consumer`) hold kAcc values each; Frag::store says which output
 // element each one is. Without split-K they store them; with split-K every rank's partial sums go
 // to its now idle ring, [i][consumer thread], and each rank finishes a contiguous share of the
@@ -468,15 +471,13 @@ __device__ __forceinline__ void finish_one_shot(const Params& p, const float (&a
 
 // Block: W consumer warpgroups (warps 0 .. 4W-1) and one producer warp (warp 4W).
 template <int W>
-constexpr int kThreads = W * 128 + 32;
+constexpr int kThreads = block_threads(W, false);
 
-}  // namespace v3
+}  // namespace sm90
 }  // namespace fp8gemm::small_m
 
 #include "backends/small_m/small_m_wgmma_tma.cuh"
 #include "backends/small_m/small_m_wgmma_persist.cuh"
 #include "backends/small_m/small_m_wgmma_cpasync.cuh"
-#include "backends/small_m/small_m_wgmma_regs.cuh"
-#include "backends/small_m/small_m_wgmma_streamk.cuh"
 #include "backends/small_m/small_m_wgmma_aonce.cuh"
 #include "backends/small_m/small_m_wgmma_launch.cuh"

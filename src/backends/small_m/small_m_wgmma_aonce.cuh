@@ -1,6 +1,6 @@
-// small_m v3, K pairs with the activation row in shared memory once, whole (",aonce=1"; m = 1);
-// included by small_m_wgmma.cuh after its device helpers. See docs/perf/small_m.md,
-// "Session 33".
+// The activation-once kernel (Family::kActivationOnce, ",aonce=1"; m = 1): K pairs, two a stage,
+// with the activation row in shared memory once, whole; included by small_m_wgmma.cuh after its
+// device helpers.
 //
 // Why: below m = 8 the in-stage activation tile pads the wgmma's N to 8 rows per K block, and it
 // sits in every ring stage, so two blocks per SM hold at most 80 KB of weights. Here the ring holds
@@ -9,12 +9,12 @@
 // step (LBO) is 16 bytes reads it as row 0 of each 16-byte chunk; its rows 1..7 read the next
 // chunks, whose output columns are never stored. The pair's second K block is the second 8-row
 // group, 8 chunks (128 bytes, SBO) on. The layout generalizes to m < 8 ([chunk][row][16 bytes],
-// LBO 16 m), but copying it with 16-byte cp.async was slower there than the in-stage tiles (H200,
-// session 33: 7.0-7.7 us at 4096 x 4096, M = 2-4, against 5.7), so m = 1 only. Past K, to the last
-// pair's end, the buffer holds zeros (the weights there are zeros too, and garbage could be NaN).
+// LBO 16 m), but copying it with 16-byte cp.async is slower there than the in-stage tiles, so
+// m = 1 only. Past K, to the last pair's end, the buffer holds zeros (the weights there are zeros
+// too, and garbage could be NaN).
 #pragma once
 
-namespace fp8gemm::small_m::v3 {
+namespace fp8gemm::small_m::sm90 {
 
 #ifdef FP8GEMM_SMALL_M_SM90A
 
@@ -69,8 +69,8 @@ __global__ void __launch_bounds__(kThreads<1>, 2)
         for (int j = 0; j < 2; ++j) {
           const int kb = stage_kblock<true, 2>(0, nkb, i, j, p.kblocks);  // past the end: zeros
           uint8_t* st = ring + s * kStageBytes + j * kUnit;
-          tma_load(st, &wmap, &full_bar[s], kb * kWgmmaKBlock, row0, batch, pol_w);
-          tma_load(st + kHalfW, &wmap, &full_bar[s], (kb + 1) * kWgmmaKBlock, row0, batch, pol_w);
+          tma_load(st, &wmap, &full_bar[s], kb * kKBlockBytes, row0, batch, pol_w);
+          tma_load(st + kHalfW, &wmap, &full_bar[s], (kb + 1) * kKBlockBytes, row0, batch, pol_w);
         }
       };
       const int pre = min(stages, nst);
@@ -90,8 +90,7 @@ __global__ void __launch_bounds__(kThreads<1>, 2)
     asm volatile("griddepcontrol.wait;\n" ::: "memory");  // the activations are the previous kernel's
     // The block's activation row (m = 1), whole: one bulk copy of K bytes (the TMA engine asks for
     // each line once), and zeros from K to the last pair's end and past it, which the wgmma reads
-    // too. (With 16-byte cp.async from every block at once, the multi-row version ran 1.3-2 us
-    // slower at m = 2-4 than the in-stage tiles; session 33.)
+    // too.
     const uint32_t act_s = smem_addr(act);
     uint64_t* act_bar = empty_bar + stages;
     const int64_t padded = int64_t(npairs) * 256;  // the pairs' bytes of K
@@ -144,4 +143,4 @@ __global__ void __launch_bounds__(kThreads<1>, 2)
 #endif
 }
 
-}  // namespace fp8gemm::small_m::v3
+}  // namespace fp8gemm::small_m::sm90

@@ -1,14 +1,11 @@
-// small_m v3 with its weights loaded by cp.async instead of TMA (tactic suffix ",wload=cp");
-// included by small_m_wgmma.cuh after its device helpers. See docs/perf/small_m.md, "Session 5,
-// cp.async weights in the library".
+// The cp.async ring (Family::kCpAsyncRing, ",wload=cp"); included by small_m_wgmma.cuh after its
+// device helpers.
 //
-// Why: session 5 measured the TMA path streaming at ~4.3 TB/s at best on the H200, while 16-byte
-// loads in this kernel's own address order reach 4.7-4.8 TB/s; the first run of this data path
-// (small_m_fixed_cost --set s6a) beat the TMA kernel of the same config at 6 of 7 shapes where K
-// is split (and lost without split-K).
+// Why: 16-byte loads in the kernel's own address order stream the weights faster than TMA on the
+// H200, most of all where K is split.
 //
-// Same ring, stage layout, consumers (consume_k_blocks) and epilogue (finish_block) as the
-// one-shot v3 kernel. What differs is the producer: a whole warpgroup (128 threads) instead of
+// Same ring, stage layout, consumers (consume_k_blocks) and epilogue (finish_block) as the TMA
+// ring. What differs is the producer: a whole warpgroup (128 threads) instead of
 // one lane. Thread pt copies 16-byte chunk pt % 8 of weight rows pt / 8 + 16 j (j < 4 W) of every
 // stage with cp.async.cg into the 128-byte-swizzled K-major layout TMA would have written (chunk
 // c of row r at r * 128 + ((c ^ (r % 8)) * 16) of the 1024-byte-aligned tile), so the wgmma
@@ -21,7 +18,7 @@
 // and the wgmma (cp.async writes are generic-proxy, wgmma reads async-proxy).
 #pragma once
 
-namespace fp8gemm::small_m::v3 {
+namespace fp8gemm::small_m::sm90 {
 
 #ifdef FP8GEMM_SMALL_M_SM90A
 
@@ -42,8 +39,8 @@ __device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint64_t* bar) {
 // r0 of the block, at K offset 0), the distance to its next (16 rows down), and how many of them
 // (rows r0 + 16 j, j < valid) the block owns: inside n and inside its p.rows (64 W, 32 with K
 // pairs, fewer with fitted rows). Computed once, so that a stage's copy is an add and a cp.async:
-// with the address arithmetic redone per copy (64-bit multiplies, predicates) the stage loop was
-// half as long again, and most cp.async tactics 1-11% slower on the H200 (session 16, call 2).
+// the address arithmetic redone per copy (64-bit multiplies, predicates) makes the stage loop
+// half as long again, and slower.
 struct CpRows {
   const uint8_t* base;
   int64_t stride;
@@ -62,11 +59,10 @@ __device__ __forceinline__ CpRows cp_rows(const Params& p, const uint8_t* wb, in
 // K, this thread's chunk column included) of its rows (CpRows), into the 128-byte-swizzled tile
 // at shared address `st` (this thread's first row and swizzled column included; its rows are
 // 16 x 128 bytes apart). Rows the block does not own and chunks at or beyond k are zero-filled
-// (fitted rows: every row of the tile, 64 W or a compact 48 / 80, is written; WgmmaStageLayout);
+// (fitted rows: every row of the tile, 64 W or a compact 48 / 80, is written; RingLayout);
 // the caller then arrives on the stage's full barrier (cp_async_mbar_arrive_noinc). Every copy is
-// issued, back to back: skipping the rows a fitted block does not own (a predicate per copy) made
-// most of its tactics 1-14% slower on the H200 (session 16, call 2), and an early exit made every
-// kernel's copies one branch apart and up to 2x slower (session 14, call 1).
+// issued, back to back: skipping the rows a fitted block does not own (a predicate per copy), or
+// an early exit (every copy one branch apart), makes the copies slower.
 // kKPair (rows=32): stage rows 32..63 are the block's 32 weight rows again, one K block further.
 template <int kRows, bool kKPair = false>
 __device__ __forceinline__ void cp_weight_kblock(const Params& p, const CpRows& rows, int64_t ko, uint32_t st,
@@ -102,23 +98,22 @@ __device__ __forceinline__ CpProducerLane cp_producer_lane() {
 #endif  // FP8GEMM_SMALL_M_SM90A
 
 // Block: W consumer warpgroups (warps 0 .. 4W-1), then one producer warpgroup.
-constexpr int kCpProducers = 128;
+constexpr int kCpProducers = kCpProducerThreads;
 template <int W>
-constexpr int kThreadsCp = W * 128 + kCpProducers;
+constexpr int kThreadsCp = block_threads(W, true);
 
-// Occupancy hint as the TMA kernel's (4 blocks per SM at 64 rows, 2 at 128): the candidates size
+// Occupancy hint as the TMA ring's (4 blocks per SM at 64 rows, 2 at 128): the candidates size
 // rings for up to 4 blocks per SM, and the register cap this implies (64 / 85) leaves no spills.
-// kKPair: rows=32 blocks (two K blocks per stage; see the TMA kernel). Fitted rows (p.rows < 64 W)
+// kKPair: rows=32 blocks (two K blocks per stage; see the TMA ring). Fitted rows (p.rows < 64 W)
 // need nothing of their own: the producers copy the rows the block owns (CpRows) and zero-fill
 // the others. kTileRows: the weight tile's rows, 64 W, or the compact 48 / 80 for fitted rows up
-// to 48 / 65..80 (cp_compact_tile_rows, WgmmaStageLayout): the wgmma still reads 64 W
+// to 48 / 65..80 (cp_compact_tile_rows, RingLayout): the wgmma still reads 64 W
 // rows, those past the tile from the unit's activation tile and the next unit of the stage or,
 // after the stage's last unit, its pad (kPad), so never a stage the producers may be writing.
 // kKBlocks: kblocks=B, B K blocks per ring stage (K pairs: B pairs, 1 or 2), each laid out as a
-// one-unit stage (RingStage) under one pair of barriers. A kernel per B: a run-time count of K
-// blocks made the TMA kernel's consumers wait for every wgmma and its producer 2x slower (session
-// 15), and a run-time dispatch between the three inside one cp.async kernel made its one-K-block
-// tactics 3-7% slower (session 16).
+// one-unit stage (RingStage) under one pair of barriers. A kernel per B: with a run-time count of
+// K blocks the consumers wait for every wgmma, and a run-time dispatch between the three inside
+// one kernel slows its one-K-block tactics.
 template <class WT, class AT, int W, int NP, bool kKPair = false, int kKBlocks = 1, int kTileRows = 64 * W>
 __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
     small_m_wgmma_cp_kernel(const __grid_constant__ CUtensorMap amap, const Params p) {
@@ -126,7 +121,7 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
   using St = RingStage<W, NP>;  // the 64 W-row stage (kTileRows = 64 W; fitted rows zero-filled past p.rows)
   constexpr int kKB = St::kKB, kABytes = St::kABytes;
   constexpr int kWBytes = kTileRows * kKB, kStage = kWBytes + kABytes;  // one unit (K block or pair)
-  // What the wgmma reads past a compact stage's last unit (WgmmaStageLayout::stage_pad_bytes).
+  // What the wgmma reads past a compact stage's last unit (RingLayout::stage_pad_bytes).
   constexpr int kPad = (64 * W - kTileRows) * kKB > kABytes ? (64 * W - kTileRows) * kKB - kABytes : 0;
   static_assert(kTileRows % 16 == 0 && kTileRows <= 64 * W, "a producer thread copies rows 16 apart");
   static_assert(kTileRows == 64 * W || (!kKPair && kTileRows > 64 * (W - 1)), "a compact tile holds rows of every warpgroup");
@@ -139,8 +134,8 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
   constexpr int kNA = kKPair ? NP / 2 : NP;  // activation rows per K block (the amap box)
 
   extern __shared__ uint8_t smem_raw[];
-  __shared__ __align__(8) uint64_t full_bar[kWgmmaMaxRingStages];
-  __shared__ __align__(8) uint64_t empty_bar[kWgmmaMaxRingStages];
+  __shared__ __align__(8) uint64_t full_bar[kMaxRingStages];
+  __shared__ __align__(8) uint64_t empty_bar[kMaxRingStages];
   uint8_t* ring = ring_base(smem_raw);
 
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
@@ -225,4 +220,4 @@ __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
 #endif
 }
 
-}  // namespace fp8gemm::small_m::v3
+}  // namespace fp8gemm::small_m::sm90

@@ -1,7 +1,7 @@
-// small_m v3, persistent grid (tactic suffix ",persist=P"); included by small_m_wgmma.cuh after
-// its device helpers. See docs/perf/small_m.md, "Version 4".
+// The persistent kernel (Family::kPersistent, ",persist=P"); included by small_m_wgmma.cuh after
+// its device helpers.
 //
-// Why: a v3 grid of one block per (row tile, split) pays the ring fill and drain per block, and
+// Why: a grid of one block per (row tile, split) pays the ring fill and drain per block, and
 // where its blocks fill the SMs' shared memory the next kernel's blocks (PDL) cannot become
 // resident until this kernel's blocks exit, so HBM idles across every kernel boundary. Here the
 // grid is P blocks per SM (clusters of splitk along grid y); each cluster walks the units
@@ -16,7 +16,7 @@
 // (next unit) and before it exits (no remote arrive may reach an exited block).
 #pragma once
 
-namespace fp8gemm::small_m::v3 {
+namespace fp8gemm::small_m::sm90 {
 
 #ifdef FP8GEMM_SMALL_M_SM90A
 
@@ -34,8 +34,8 @@ __device__ __forceinline__ void mbar_arrive_remote(uint32_t cluster_addr) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
 }
 // Wait on a local mbarrier whose arrivals come from other blocks of the cluster. test_wait
-// (a poll), not try_wait: the first measurement (docs/perf/small_m.md, Version 4) showed
-// ~4 us per unit with try_wait here, as if a remote arrival did not end try_wait's suspension.
+// (a poll), not try_wait: with try_wait each unit took microseconds longer, as if a remote
+// arrival did not end try_wait's suspension.
 __device__ __forceinline__ void mbar_wait_cluster(uint64_t* bar, uint32_t parity) {
   const uint32_t a = smem_addr(bar);
   uint32_t done = 0;
@@ -192,4 +192,4 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
 #endif
 }
 
-}  // namespace fp8gemm::small_m::v3
+}  // namespace fp8gemm::small_m::sm90

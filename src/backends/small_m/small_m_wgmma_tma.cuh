@@ -1,10 +1,9 @@
-// small_m v3, the one-shot kernel with TMA weights (the plain "wgmma,..." tactics, K pairs,
-// fitted rows, early=E and kblocks=B); included by small_m_wgmma.cuh after its device helpers.
-// The design is in small_m_wgmma.cuh's opening comment; the cp.async, persistent, register and
-// stream-K kernels are its siblings.
+// The TMA ring (Family::kTmaRing: the plain "wgmma,..." tactics, with K pairs, fitted rows, early=E
+// and kblocks=B); included by small_m_wgmma.cuh after its device helpers, whose opening comment has
+// the design. The cp.async ring, activation-once and persistent kernels are its siblings.
 #pragma once
 
-namespace fp8gemm::small_m::v3 {
+namespace fp8gemm::small_m::sm90 {
 
 // kKPair: rows=32 blocks (two K blocks per stage, W = 1; RingStage, combine_k_pair); NP is then the
 // MMA's N, twice the activation rows of one K block.
@@ -26,8 +25,8 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
   const int skb = p.stage_kblocks, kb_bytes = p.kb_bytes;
 
   extern __shared__ uint8_t smem_raw[];
-  __shared__ __align__(8) uint64_t full_bar[kWgmmaMaxRingStages];
-  __shared__ __align__(8) uint64_t empty_bar[kWgmmaMaxRingStages];
+  __shared__ __align__(8) uint64_t full_bar[kMaxRingStages];
+  __shared__ __align__(8) uint64_t empty_bar[kMaxRingStages];
   uint8_t* ring = ring_base(smem_raw);
 
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
@@ -82,9 +81,9 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
           expect(&full_bar[i]);
           load_w(i, ring + i * stage_bytes, &full_bar[i]);
         }
-        // L2 lookahead: the next l2pf K blocks beyond the ring are requested into L2 now (before
-        // the wait: HBM stays busy across the kernel boundary), then one more per block issued.
-        // (Not with K pairs: config_exists keeps l2pf=0 there.)
+        // L2 prefetch (Params::l2pf, 0 in every tactic): the K blocks up to l2pf beyond the ring
+        // are requested into L2 before the wait, and one more with each later stage, K block
+        // kb0 + pf (at l2pf = 0: kb0 + i). Not with K pairs.
         int pf = pre;
         for (const int pf_end = kKPair ? 0 : min(nkb, pre + p.l2pf); pf < pf_end; ++pf)
           tma_prefetch_l2(&wmap, (kb0 + pf) * kKB, row0, batch);
@@ -142,4 +141,4 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
 #endif
 }
 
-}  // namespace fp8gemm::small_m::v3
+}  // namespace fp8gemm::small_m::sm90

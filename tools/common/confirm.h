@@ -1,21 +1,21 @@
 // `fp8gemm bench`'s second look at `auto`: auto against the fastest other tactic of a point,
-// timed again head to head (docs/tuning.md "Auto against the best, timed again").
+// timed again head to head. A point's first-pass best is the fastest of many noisy medians, so it
+// is biased low; a fresh round that times only auto and its opponents is not.
 #pragma once
 
 #include <iosfwd>
 #include <vector>
 
-#include "measure/report.h"
 #include "measure/timer.h"
+#include "tools/common/report.h"
 
 namespace fp8gemm {
 
 // Replays of the head-to-head round, each >= 300 us (measure/rounds.h long_replays).
 constexpr int kConfirmReplays = 9;
-// Head-to-head rounds per point (`fp8gemm bench --confirm-rounds`): bench runs them as that many
-// passes over the points, and a point's verdict is its median round. One round moved single points
-// by ~3% on the H200 (session 24: the same cache judged twice, 4 of 184 points changed sides with
-// the same tactics), about the width of issue 5's 1.03 bar.
+// Head-to-head rounds per point: bench runs them as that many passes over the points, and a point's
+// verdict is its median round, since a single round can move a point by about the width of the
+// 1.03 bar the regret is judged by.
 constexpr int kConfirmRounds = 3;
 
 // The entry auto is compared with: the fastest ok entry (cuBLASLt's default, a backend's best)
@@ -25,8 +25,8 @@ const BenchEntry* fastest_other_than_auto(const BenchPoint& point);
 
 // At most this many tactics are timed against auto in a head-to-head round: the fastest other
 // entry and the next contenders (BenchPoint::contenders) within kConfirmOpponentMargin of its
-// first-pass time. Why (H200, session 25): two processes judging one cache chose different
-// opponents at 42 of 184 points, near-ties in the first pass, and a verdict moved with the choice.
+// first-pass time: where the first pass has near-ties, which of them is "the fastest" is chance, and
+// a verdict against one opponent would move with that chance.
 constexpr int kConfirmOpponents = 3;
 constexpr double kConfirmOpponentMargin = 0.03;
 
@@ -51,24 +51,11 @@ AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, bool best_first 
 // Throws std::invalid_argument for an empty list.
 AutoConfirm median_round(const std::vector<AutoConfirm>& rounds);
 
-// The order the head-to-head rounds run in. kLightestFirst (bench's default): by the first
-// pass's time of auto (stable; points without a timed auto last). A round of light calls that
-// follows heavy ones runs at clocks still recovering from the power cap, for longer than bench's
-// 300 ms recovery window (H200, session 22: nano9b.down M=1-8 right after nano9b.up M=16384 ran
-// 1.05-1.16x the best, and 1.000 benched alone); the tuner measures its keys lightest first for
-// the same reason. kByM: by M, then as kLightestFirst within an M, as a serving step runs every
-// layer at one M: equal call times can draw different power (a weight stream at M=12 after
-// compute-bound rounds at M=100-700; session 23, nemoH8b.down M=12: 1.057 timed again, 1.000 in
-// the first pass), and a round's clock depends on the rounds before it. For measuring the judge
-// itself (`fp8gemm bench --confirm-order m`). Session 24 (H200, one cache judged both ways): 178
-// and 180 of 184 points between edges within 1.03; the 4 that changed sides ran the same tactic.
-// Session 27 (clocks recorded, docs/tuning.md "the judge's order sets the M=12 weight streams'
-// clock"): lightest first, M=12 weight streams ran at 1407-1757 MHz and small_m lost up to 9% to
-// CUTLASS there; by M at ~1800 MHz and held, while the M >= 200 rounds fell to 1257-1356 MHz and
-// missed instead; 178 of 184 either way.
-enum class ConfirmOrder { kLightestFirst, kByM };
-std::vector<size_t> confirm_order(const std::vector<BenchPoint>& points,
-                                  ConfirmOrder order = ConfirmOrder::kLightestFirst);
+// The order the head-to-head rounds run in: by the first pass's time of auto, lightest first
+// (stable; points without a timed auto last). A round of light calls right after heavy ones runs
+// at clocks still recovering from the power cap; the tuner measures its keys lightest first for the
+// same reason.
+std::vector<size_t> confirm_order(const std::vector<BenchPoint>& points);
 
 // One line for the point's head-to-head round: its regret, times, noise and the best's tactic, or
 // why it did not run (nothing when it was not tried).

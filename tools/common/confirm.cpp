@@ -1,4 +1,4 @@
-#include "measure/confirm.h"
+#include "tools/common/confirm.h"
 
 #include <algorithm>
 #include <cmath>
@@ -146,17 +146,14 @@ AutoConfirm median_round(const std::vector<AutoConfirm>& rounds) {
   return verdict;
 }
 
-std::vector<size_t> confirm_order(const std::vector<BenchPoint>& points, ConfirmOrder by) {
+std::vector<size_t> confirm_order(const std::vector<BenchPoint>& points) {
   auto weight = [&](size_t i) {
     const BenchEntry* a = find_entry(points[i], "auto");
     return a && a->ok && a->us > 0 ? a->us : INFINITY;
   };
-  auto m_of = [&](size_t i) { return by == ConfirmOrder::kByM ? points[i].problem.m : 0; };
   std::vector<size_t> order(points.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    return m_of(x) != m_of(y) ? m_of(x) < m_of(y) : weight(x) < weight(y);
-  });
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return weight(x) < weight(y); });
   return order;
 }
 

@@ -1,4 +1,4 @@
-#include "measure/shapes.h"
+#include "tools/common/shapes.h"
 
 #include <algorithm>
 #include <charconv>
@@ -15,7 +15,7 @@ struct Preset {
   std::vector<NamedShape> layers;
 };
 
-// DESIGN.md "Performance suite". Layer names follow ../shared/baselines (nemoH8b.*, nano9b.*).
+// docs/design.md "Performance suite". Layer names follow ../shared/baselines (nemoH8b.*, nano9b.*).
 const std::vector<Preset>& presets() {
   static const std::vector<Preset> all = {
       {"llama8b",
@@ -87,6 +87,10 @@ void add_range(const std::string& item, std::vector<int64_t>& out) {
 }
 
 }  // namespace
+
+const char* const kMSpecHelp =
+    "M values, comma-separated: values (1,8,64), lo:hi:xF (1:16384:x2), lo:hi:+S (16:128:+16), suite (the "
+    "performance suite's 20) or buckets (every M bucket edge up to 16384)";
 
 const std::vector<std::string>& model_preset_names() {
   static const std::vector<std::string> names = [] {

@@ -1,17 +1,14 @@
-// Host half of the v3 kernels: the stream-K residency check, and TMA tensor maps, encoded through
-// the driver entry point that the CUDA runtime hands out (the library links cudart statically and
-// never links libcuda itself).
+// TMA tensor maps of the kernels, encoded through the driver entry point that the CUDA runtime hands
+// out (the library links cudart statically and never links libcuda itself).
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
-#include <map>
 #include <mutex>
-#include <tuple>
 
-#include "backends/small_m/small_m_config.h"
+#include "backends/small_m/small_m_config.h"  // kKBlockBytes
 #include "core/cuda_check.h"
 
-namespace fp8gemm::small_m::v3 {
+namespace fp8gemm::small_m::sm90 {
 namespace {
 
 using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
@@ -40,7 +37,7 @@ void encode_kmajor_map(CUtensorMap* map, const void* base, int64_t k, int64_t ro
   FP8GEMM_REQUIRE(fn != nullptr, kCuda, "small_m: the driver has no cuTensorMapEncodeTiled (CUDA >= 12.0 driver needed)");
   const cuuint64_t dims[3] = {cuuint64_t(k), cuuint64_t(rows), cuuint64_t(batch)};
   const cuuint64_t strides[2] = {cuuint64_t(k), cuuint64_t(k) * cuuint64_t(rows)};  // bytes, dims 1 and 2
-  const cuuint32_t box[3] = {cuuint32_t(kWgmmaKBlock), cuuint32_t(box_rows), 1};
+  const cuuint32_t box[3] = {cuuint32_t(kKBlockBytes), cuuint32_t(box_rows), 1};
   const cuuint32_t elem_strides[3] = {1, 1, 1};
   const CUresult r = fn(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<void*>(base), dims, strides, box,
                         elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
@@ -49,25 +46,4 @@ void encode_kmajor_map(CUtensorMap* map, const void* base, int64_t k, int64_t ro
                   " rows=", rows, " batch=", batch, " box_rows=", box_rows);
 }
 
-void require_resident(const void* kernel, int threads, size_t smem, const Config& c) {
-  static std::mutex mutex;
-  static std::map<std::tuple<int, const void*, size_t>, int> per_sm;  // (device, kernel, smem) -> blocks
-  int dev = 0;
-  FP8GEMM_CUDA_CHECK(cudaGetDevice(&dev));
-  int blocks = 0;
-  {
-    std::lock_guard lock(mutex);
-    const auto key = std::make_tuple(dev, kernel, smem);
-    auto it = per_sm.find(key);
-    if (it == per_sm.end()) {
-      FP8GEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, smem));
-      it = per_sm.emplace(key, blocks).first;
-    }
-    blocks = it->second;
-  }
-  FP8GEMM_REQUIRE(blocks >= c.streamk, kUnsupported, "small_m ", c.to_string(), ": ", c.streamk,
-                  " blocks per SM must be resident at once, the device holds ", blocks, " of ", smem,
-                  " bytes of shared memory");
-}
-
-}  // namespace fp8gemm::small_m::v3
+}  // namespace fp8gemm::small_m::sm90

@@ -1,4 +1,4 @@
-#include "measure/report.h"
+#include "tools/common/report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -193,7 +193,7 @@ void print_geomeans(std::ostream& os, const std::vector<BenchPoint>& points) {
 
 void write_csv(std::ostream& os, const std::vector<BenchPoint>& points) {
   const std::vector<std::string> labels = all_labels(points);
-  // The confirm columns appear when any point tried it (bench --no-confirm-auto: none).
+  // The confirm columns appear when any point tried it.
   const bool confirm = std::any_of(points.begin(), points.end(),
                                    [](const BenchPoint& p) { return p.confirm.ran || !p.confirm.note.empty(); });
   os << "shape,batch,M,N,K,dtypes,noise";
@@ -265,7 +265,8 @@ void write_json(std::ostream& os, const std::vector<BenchPoint>& points) {
          << ", \"ok\": " << (t.ok ? "true" : "false") << ", \"median_us\": " << json_number(t.median_us)
          << ", \"error\": " << json_string(t.error) << ", \"samples_us\": [";
       for (size_t s = 0; s < t.samples_us.size(); ++s) os << (s ? ", " : "") << json_number(t.samples_us[s]);
-      os << "]}";
+      os << "]";
+      os << "}";
     }
     const AutoConfirm& c = p.confirm;
     os << "],\n     \"confirm\": {\"ran\": " << (c.ran ? "true" : "false")
@@ -276,7 +277,8 @@ void write_json(std::ostream& os, const std::vector<BenchPoint>& points) {
     for (size_t r = 0; r < c.round_ratios.size(); ++r) os << (r ? ", " : "") << json_number(c.round_ratios[r]);
     os << "], \"opponents\": [";
     for (size_t j = 0; j < c.opponents.size(); ++j) os << (j ? ", " : "") << json_string(c.opponents[j]);
-    os << "]}";
+    os << "]";
+    os << "}";
     os << ",\n     \"notes\": [";
     for (size_t j = 0; j < p.notes.size(); ++j) os << (j ? ", " : "") << json_string(p.notes[j]);
     os << "]}";

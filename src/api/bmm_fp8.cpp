@@ -1,3 +1,4 @@
+// The C++ entry point: validate, then run on the given Context or the device's default one.
 #include "core/cuda_check.h"
 #include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"

@@ -1,4 +1,5 @@
-// include/fp8gemm/tune.h on top of TuningSelector and the GPU GraphTimer.
+// include/fp8gemm/tune.h on a Context: the TuningSelector (tune) installed as its selector and
+// timed with the GraphTimer (measure). tune itself knows backends and timers, not the Context.
 #include <cmath>
 #include <cstdlib>
 #include <mutex>

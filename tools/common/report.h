@@ -12,7 +12,7 @@
 
 namespace fp8gemm {
 
-// H200 ceilings (DESIGN.md "Performance suite and ceilings").
+// H200 ceilings (docs/design.md "Performance suite and ceilings").
 constexpr double kRooflineBytesPerSecond = 4.5e12;
 constexpr double kRooflineFlopsPerSecond = 1979e12;
 
@@ -29,7 +29,7 @@ struct BenchEntry {
 };
 
 // `auto` against the fastest other tactic of the point, timed again head to head (confirm_auto,
-// measure/confirm.h). The first pass's best is the fastest of many noisy medians, which is
+// tools/common/confirm.h). The first pass's best is the fastest of many noisy medians, which is
 // biased low; these rounds' are not. One round's values, or, after median_round, those of the
 // round with the median auto / best over the point's rounds, with every round's ratio beside them.
 struct AutoConfirm {
@@ -46,7 +46,7 @@ struct AutoConfirm {
   std::vector<double> round_ratios;
   // auto_us / min(auto_us, best_us); NaN when it did not run.
   double regret() const;
-  // The first round's regret (the single-round judge of sessions 18-24); NaN when it failed.
+  // The first round's regret (what a single round would have judged); NaN when it failed.
   double first_round_regret() const;
 };
 

@@ -1,0 +1,122 @@
+#include "tools/cli/options.h"
+
+#include <iostream>
+
+#include "core/cuda_check.h"
+#include "tools/cli/command.h"
+
+namespace fp8gemm::cli {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// parse_dtype's answer, or Error(kInvalidArgument) naming the option and what it takes.
+DType dtype_of(const std::string& option, const std::string& spelling, bool fp8, const char* expected) {
+  DType t = DType::kE4M3;
+  try {
+    t = parse_dtype(spelling);
+  } catch (const Error&) {
+    FP8GEMM_FAIL(kInvalidArgument, option, ": '", spelling, "' is not a type; expected ", expected);
+  }
+  FP8GEMM_REQUIRE(is_fp8(t) == fp8, kInvalidArgument, option, ": '", spelling, "' is not allowed; expected ",
+                  expected);
+  return t;
+}
+
+}  // namespace
+
+void add_problem_options(CLI::App* cmd, ProblemOptions& o) {
+  cmd->add_option("--model", o.models, "model preset(s): " + joined(model_preset_names()))->delimiter(',');
+  cmd->add_option("--shape", o.shapes, "N,K of a layer (repeatable)");
+  add_m_option(cmd, o.m_spec)->capture_default_str();
+  cmd->add_option("--batch", o.batch, "batch")->capture_default_str()->check(CLI::PositiveNumber);
+  add_type_options(cmd, o.dtype, o.out_dtype);
+}
+
+CLI::Option* add_m_option(CLI::App* cmd, std::string& spec) { return cmd->add_option("--m", spec, kMSpecHelp); }
+
+void add_type_options(CLI::App* cmd, std::string& dtype, std::string& out_dtype) {
+  cmd->add_option("--dtype", dtype, "input types AxB: e4m3xe4m3, e4m3xe5m2, e5m2xe4m3")->capture_default_str();
+  cmd->add_option("--out-dtype", out_dtype, "output type: bf16 or fp16")->capture_default_str();
+}
+
+CLI::Option* add_backend_option(CLI::App* cmd, std::vector<std::string>& backends, const std::string& help) {
+  return cmd->add_option("--backend", backends, help + ": all, cublaslt, cutlass, small_m, cudnn")
+      ->delimiter(',')
+      ->capture_default_str();
+}
+
+std::vector<NamedShape> layers_of(const ProblemOptions& o, const std::string& command) {
+  std::vector<NamedShape> layers;
+  for (const std::string& model : o.models)
+    for (const NamedShape& s : model_shapes(model)) layers.push_back(s);
+  for (const std::string& spec : o.shapes) layers.push_back(parse_shape(spec));
+  FP8GEMM_REQUIRE(!layers.empty(), kInvalidArgument, command, ": give --model PRESET or --shape N,K (repeatable)");
+  return layers;
+}
+
+ProblemTypes types_of(const std::string& dtype, const std::string& out_dtype) {
+  constexpr const char* kInputs = "AxB with A and B each e4m3 or e5m2 (e.g. e4m3xe5m2)";
+  const size_t x = dtype.find('x');
+  FP8GEMM_REQUIRE(x != std::string::npos, kInvalidArgument, "--dtype: '", dtype, "' is not ", kInputs);
+  ProblemTypes t;
+  t.a = dtype_of("--dtype", dtype.substr(0, x), true, kInputs);
+  t.b = dtype_of("--dtype", dtype.substr(x + 1), true, kInputs);
+  t.out = dtype_of("--out-dtype", out_dtype, false, "bf16 or fp16");
+  return t;
+}
+
+std::vector<std::string> backends_of(const std::vector<std::string>& spellings) {
+  std::vector<std::string> out;
+  for (const std::string& b : spellings) {
+    if (b == "all") return {};
+    std::string name;
+    try {
+      name = canonical_backend_name(b);
+    } catch (const Error&) {
+      name = "auto";  // refused below with the list of backends
+    }
+    FP8GEMM_REQUIRE(name != "auto", kInvalidArgument, "--backend: '", b,
+                    "' is not a backend; expected all, cublaslt, cutlass, small_m or cudnn");
+    out.push_back(name);
+  }
+  return out;
+}
+
+bool backend_selected(const std::vector<std::string>& selected, const std::string& backend) {
+  if (selected.empty()) return true;
+  for (const std::string& b : selected)
+    if (b == backend) return true;
+  return false;
+}
+
+BmmFp8Args args_of(int64_t batch, int64_t m, const NamedShape& layer, const ProblemTypes& types) {
+  BmmFp8Args a;
+  a.batch = batch, a.m = m, a.n = layer.n, a.k = layer.k;
+  a.a_type = types.a, a.b_type = types.b, a.out_type = types.out;
+  return a;
+}
+
+const CLI::Validator& non_negative() {
+  static const CLI::Validator v(
+      [](std::string& text) {
+        double x = 0;
+        return CLI::detail::lexical_cast(text, x) && x >= 0 ? std::string() : "must be a number >= 0, not " + text;
+      },
+      "NONNEGATIVE");
+  return v;
+}
+
+bool have_gpu(const std::string& command) {
+  if (device_count() > 0) return true;
+  std::cerr << "fp8gemm " << command << " needs a GPU: " << no_device_reason() << "\n";
+  exit_code() = 2;
+  return false;
+}
+
+}  // namespace fp8gemm::cli

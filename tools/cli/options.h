@@ -1,0 +1,63 @@
+// The options bench, tune, explain and check share, declared here once so that each concept has
+// one spelling, one grammar and one help string in every subcommand, and the parsing of their
+// values, which every command does before it looks for a GPU.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "fp8gemm/fp8gemm.h"
+#include "tools/common/shapes.h"
+
+namespace fp8gemm::cli {
+
+// The problems a command runs on: the layers of --model and --shape, each at every M of --m,
+// with one batch and one set of types.
+struct ProblemOptions {
+  std::vector<std::string> models;
+  std::vector<std::string> shapes;  // "N,K" each
+  std::string m_spec = "suite";
+  int64_t batch = 1;
+  std::string dtype = "e4m3xe4m3";
+  std::string out_dtype = "bf16";
+};
+
+// --model, --shape, --m, --batch, --dtype and --out-dtype.
+void add_problem_options(CLI::App* cmd, ProblemOptions& o);
+
+// --m with the grammar of parse_m_spec (tools/common/shapes.h) and its one help string.
+CLI::Option* add_m_option(CLI::App* cmd, std::string& spec);
+// --dtype (inputs AxB) and --out-dtype.
+void add_type_options(CLI::App* cmd, std::string& dtype, std::string& out_dtype);
+// --backend: backends by name, comma-separated or repeated, or all (the default).
+CLI::Option* add_backend_option(CLI::App* cmd, std::vector<std::string>& backends, const std::string& help);
+
+// The layers of --model and then --shape. Throws Error(kInvalidArgument) when there are none.
+std::vector<NamedShape> layers_of(const ProblemOptions& o, const std::string& command);
+
+struct ProblemTypes {
+  DType a = DType::kE4M3, b = DType::kE4M3, out = DType::kBF16;
+};
+// --dtype AxB (each FP8) and --out-dtype (bf16 or fp16). Throws Error(kInvalidArgument) naming
+// the option.
+ProblemTypes types_of(const std::string& dtype, const std::string& out_dtype);
+
+// The canonical names of --backend's values; empty for all. Throws Error(kInvalidArgument)
+// naming the value that is not a backend.
+std::vector<std::string> backends_of(const std::vector<std::string>& spellings);
+// Whether `backend` is among `selected` (backends_of's answer; empty: every backend).
+bool backend_selected(const std::vector<std::string>& selected, const std::string& backend);
+
+// The arguments of one problem, for validate_problem.
+BmmFp8Args args_of(int64_t batch, int64_t m, const NamedShape& layer, const ProblemTypes& types);
+
+// Refuses a negative number (budgets), naming the value; CLI11's NonNegativeNumber names its range
+// up to the largest double instead.
+const CLI::Validator& non_negative();
+
+// Whether a GPU is there; when not, says so for `command` and sets the exit code to 2.
+bool have_gpu(const std::string& command);
+
+}  // namespace fp8gemm::cli
