@@ -52,12 +52,8 @@ void install_autotuner(Context& ctx) {
 }
 
 std::vector<Decision> tune(Context& ctx, const std::vector<Problem>& problems, const TuneOptions& options) {
-  FP8GEMM_REQUIRE(std::isfinite(options.min_replay_us) && options.min_replay_us >= 0, kInvalidArgument,
-                  "TuneOptions::min_replay_us must be a finite number >= 0 (got ", options.min_replay_us, ")");
   tuning::TuningSelector& sel = selector_of(ctx);
-  GraphTimerOptions timer_options = tuning_timer_options();
-  timer_options.min_replay_us = options.min_replay_us;
-  GraphTimer timer(ctx, timer_options);
+  GraphTimer timer(ctx, tuning_timer_options());
   return sel.tune(problems, timer, options);
 }
 

@@ -45,19 +45,6 @@ __global__ void read_kernel(const uint4* data, size_t count, unsigned* sink) {
   if (sink && acc == 0x9E3779B9u) *sink = acc;
 }
 
-__global__ void sm_clock_kernel(unsigned long long* slots) {
-  if (threadIdx.x != 0) return;
-  unsigned smid;
-  unsigned long long ns;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-  const unsigned long long cycles = static_cast<unsigned long long>(clock64());
-  if (smid < unsigned(kClockSlots)) {
-    slots[2 * smid] = cycles;
-    slots[2 * smid + 1] = ns;
-  }
-}
-
 __global__ void hold_kernel(unsigned long long ns) {
   unsigned long long start, now;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
@@ -120,12 +107,6 @@ void read_through(const void* data, size_t bytes, cudaStream_t stream) {
 void hold(double us, cudaStream_t stream) {
   if (!(us > 0)) return;
   hold_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(us * 1000));
-  FP8GEMM_CUDA_CHECK(cudaGetLastError());
-}
-
-void sample_sm_clocks(uint64_t* slots, int sm_count, cudaStream_t stream) {
-  // Several blocks per SM so that every SM runs at least one; any of them gives its SM's sample.
-  sm_clock_kernel<<<4 * std::max(sm_count, 1), 32, 0, stream>>>(reinterpret_cast<unsigned long long*>(slots));
   FP8GEMM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -32,15 +32,6 @@ struct Difference {
 // Enqueues only.
 void hold(double us, cudaStream_t stream);
 
-// Slots for sample_sm_clocks: two 64-bit words per SM id (%smid may exceed the SM count).
-constexpr int kClockSlots = 1024;
-
-// Writes, for each SM a block of it runs on, its SM cycle counter (clock64) and the global
-// nanosecond timer (%globaltimer) at that moment into slots[2 * smid], slots[2 * smid + 1]
-// (`slots`: 2 * kClockSlots words). Two samples a while apart give each SM's mean clock between
-// them (GraphTimerOptions::record_clock). Enqueues only.
-void sample_sm_clocks(uint64_t* slots, int sm_count, cudaStream_t stream);
-
 // Compares two bf16/fp16 arrays of `count` elements; `scratch` is >= 16 bytes of device memory.
 // Synchronizes `stream`.
 Difference compare(const void* out, const void* ref, size_t count, DType out_type, void* scratch,

@@ -62,10 +62,9 @@ std::vector<size_t> pick_finalists(const std::vector<Timing>& short_round, const
 }  // namespace
 
 // The two timings of the reference, replay by replay: the r-th replays of both ran in the same
-// round-robin cycle, so their ratio cancels clock drift (on the H200, power throttling slowed
-// every candidate by ~18% from one replay on; comparing the two medians then reported 16%
-// "noise" although each cycle agreed within 0.3%). The median of |t2/t1 - 1| over replays;
-// the medians' difference when the sample counts differ.
+// round-robin cycle, so their ratio cancels clock drift (power throttling that slows every
+// candidate from one replay on moves the two medians apart although each cycle agrees). The
+// median of |t2/t1 - 1| over replays; the medians' difference when the sample counts differ.
 double paired_noise(const Timing& first, const Timing& again) {
   const auto& a = first.samples_us;
   const auto& b = again.samples_us;

@@ -19,8 +19,7 @@ struct RoundOptions {
   // Also send every backend's fastest short-round candidate (within prune_ratio) to the full
   // round, beyond max_finalists. A benchmark needs it: a backend with no finalist could only show
   // a one-replay short-round time, and the short and full rounds can run at different clocks
-  // (H200, M=3000: a CUTLASS tactic's short-round time stood 9% below the full-round times of
-  // the finalists it lost to; docs/tuning.md "The bench's best is a full-round time").
+  // (docs/tuning.md "The bench's best is a full-round time").
   bool best_of_each_backend = false;
   MeasureOptions short_round{0, 1, 1};
   MeasureOptions full_round{0, 7, 1};
@@ -47,9 +46,9 @@ double paired_noise(const Timing& first, const Timing& again);
 constexpr double kLongReplayUs = 300;
 
 // A round for a few candidates whose calls take ~`call_us`: `replays` replays of as many calls
-// as make >= `replay_us` (3 to kMaxCallsPerReplay calls). A round's 20-call replay of 3-6 us calls lasts ~90 us,
-// and its noise floor (H200: 1.4% median, up to 4.4%) is too high to tell two tactics a few
-// percent apart; ~300 us replays bring it to ~0.2-0.7% (docs/tuning.md "Retiming a challenger").
+// as make >= `replay_us` (3 to kMaxCallsPerReplay calls). A round's 20-call replay of calls of a
+// few microseconds is short, and its noise floor too high to tell two tactics a few percent
+// apart; longer replays bring it well under a percent (docs/tuning.md "Retiming a challenger").
 MeasureOptions long_replays(double call_us, int replays, double replay_us = kLongReplayUs);
 
 // candidates[0] is the reference (default) tactic; it always reaches the full round. The short

@@ -23,12 +23,6 @@ struct MeasureOptions {
   // warmup_replays = 0), and heavy calls are not settled (GraphTimerOptions): for rounds of
   // calls known to be light, where a timed replay needs no warm-up before it.
   bool settle = true;
-  // The power-capped state (docs/tuning.md "Both power states"): > 0 queues this much GPU time
-  // (us) of a heavy GEMM, untimed, before each round-robin cycle of the timed replays, and
-  // load_lead_us of it before the round's capture, so light candidates are timed at the clock a
-  // GPU under sustained heavy load runs them at, not at boost. 0: none.
-  double load_between_us = 0;
-  double load_lead_us = 0;
 };
 
 struct Timing {
@@ -37,9 +31,6 @@ struct Timing {
   std::string error;
   double median_us = 0;       // per call
   std::vector<double> samples_us;  // per call, one per replay, in measurement order
-  // Mean SM clock over the measurement's timed replays (the same for every candidate of it), in
-  // MHz; 0 when not recorded (GraphTimerOptions::record_clock).
-  double clock_mhz = 0;
 };
 
 class Timer {

@@ -1,6 +1,7 @@
 #include "tune/bucket.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 namespace fp8gemm {
@@ -63,6 +64,29 @@ std::string TuneKey::to_string() const {
      << " k=" << k << " align=" << alignment;
   if (scale_alignment != 16) os << " scale_align=" << scale_alignment;
   return os.str();
+}
+
+int64_t bucket_lower(int64_t m) {
+  const int64_t edge = m_bucket(m);
+  const auto& edges = m_bucket_edges();
+  int64_t lower = 0;
+  for (int64_t e : edges)
+    if (e < edge) lower = e;
+  if (edge > edges.back()) lower = edge / 2;
+  return lower;
+}
+
+std::vector<int64_t> bucket_sample_ms(int64_t m, int count) {
+  const int64_t edge = m_bucket(m);
+  const int64_t lower = bucket_lower(m);
+  std::vector<int64_t> out;
+  // Equal parts: each sample's choice covers the part that ends at it, and the edge's the last
+  // (docs/tuning.md "Where the samples go": the bucket's lowest M and its middle did worse).
+  for (int i = 1; i <= count; ++i) {
+    const int64_t s = lower + std::max<int64_t>(1, std::llround(double(edge - lower) * i / (count + 1)));
+    if (s < edge && (out.empty() || out.back() < s)) out.push_back(s);
+  }
+  return out;
 }
 
 Problem TuneKey::representative() const {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "fp8gemm/tune.h"
 #include "fp8gemm/types.h"
@@ -32,5 +33,14 @@ TuneKey key_of(const Problem& p);
 
 // Alignment classes: 16, 8, 4, 2, 1 bytes (Problem::alignment is already capped at 16).
 int alignment_class(int alignment);
+
+// The previous edge of m's bucket: the bucket is (lower, edge].
+int64_t bucket_lower(int64_t m);
+
+// M values below the bucket's upper edge `m` at which the finalists are also timed: `count`
+// points splitting the bucket (lower, edge] into equal parts (distinct, ascending). Each one's
+// choice covers the M values from the previous point (exclusive) up to it; the samples step moves
+// a sample up to where the previous sample's choice needs another M tile when that is higher.
+std::vector<int64_t> bucket_sample_ms(int64_t m, int count);
 
 }  // namespace fp8gemm::tuning

@@ -38,7 +38,6 @@ std::string decisions_to_json(const std::vector<Decision>& decisions, const Devi
                                 {"elapsed_ms", d.elapsed_ms}, {"sampled_ms", d.sampled_ms}, {"segments", segments},
                                 {"phase_ms", d.phase_ms}, {"candidates", cands},
                                 {"excluded_backends", d.excluded_backends}});
-    if (d.clock_mhz > 0) out["decisions"].back()["clock_mhz"] = d.clock_mhz;
   }
   return out.dump(1) + "\n";
 }

@@ -3,18 +3,18 @@
 #include <algorithm>
 #include <cmath>
 
-#include "measure/rounds.h"
+#include "tune/point_rule.h"
+#include "tune/policy.h"
 #include "tune/text.h"
 
 namespace fp8gemm::tuning {
 
 namespace {
 
-// Longer replays than a round's (long_replays: >= 300 us each): at 3-6 us calls the H200's
-// full rounds had a median noise floor of 1.4% and up to 4.4%, which holds back any challenger
-// less than 2.8-8.8% faster (session 16's whole-suite tune; 8192x1024 at M=48: CUTLASS 64x128
-// PDL 4.5% faster than the default against a threshold of 6.7%). 7.2 ms for short calls: three
-// retimes (the edge and two samples) fit a quarter of the default key budget.
+// Longer replays than a round's (long_replays: >= 300 us each): at calls of a few microseconds a
+// round's replays are short and their noise floor holds back challengers a few percent faster.
+// Seven of them: three retimes of short calls (the edge and two samples) fit the quarter of the
+// default key budget that retimes may take.
 constexpr int kReplays = 7;
 
 MeasureOptions retime_round(double call_us) { return long_replays(call_us, kReplays); }
@@ -37,7 +37,7 @@ double retime_cost_us(double call_us) {
 }
 
 Retime retime(const Problem& q, const Tactic& reference, const Tactic& challenger, double call_us, Timer& timer,
-              const PolicyOptions& o, const std::string& reference_is) {
+              const PolicyOptions& o) {
   Retime r;
   const MeasureOptions round = retime_round(call_us);
   std::vector<Timing> t;
@@ -57,7 +57,7 @@ Retime retime(const Problem& q, const Tactic& reference, const Tactic& challenge
   r.challenger_us = t[1].median_us;
   r.noise = paired_noise(t[0], t[2]);
   r.threshold = std::max(o.min_gain, o.noise_factor * r.noise);
-  const std::string head = "timed again with " + reference_is + ", " + std::to_string(round.replays) + " replays of " +
+  const std::string head = "timed again with the default, " + std::to_string(round.replays) + " replays of " +
                            std::to_string(round.calls_per_replay) + " calls: ";
   const std::string times = us(r.challenger_us) + " against " + us(r.reference_us) + ", " +
                             percent(1 - r.challenger_us / r.reference_us) + " faster; noise " + percent(r.noise);
@@ -68,7 +68,7 @@ Retime retime(const Problem& q, const Tactic& reference, const Tactic& challenge
   r.output_diff = output_diff(timer, q, reference, challenger);
   r.wins = r.output_diff <= o.output_tolerance;  // NaN fails this comparison too
   r.note = head + times + ", beyond " + percent(r.threshold) +
-           (r.wins ? "; output matches: it wins" : "; its output differs from " + reference_is + "'s");
+           (r.wins ? "; output matches: it wins" : "; its output differs from the default's");
   return r;
 }
 

@@ -1,6 +1,6 @@
 // A challenger that the rule at one M turned down only because the noise floor was high is
 // timed again with the default in a longer round, whose own noise floor decides
-// (PolicyOptions::retime_in_noise; docs/tuning.md "Retiming a challenger held back by noise").
+// (docs/tuning.md "Retiming a challenger held back by noise"; point_rule.h retime_held_back).
 #pragma once
 
 #include <string>
@@ -8,9 +8,10 @@
 
 #include "measure/rounds.h"
 #include "measure/timer.h"
-#include "tune/policy.h"
 
 namespace fp8gemm::tuning {
+
+struct PolicyOptions;
 
 // The fastest challenger that ran and beat the reference by more than `min_gain`; nullptr when
 // none did. (Called where none beat it by the full threshold, so any it returns was held back
@@ -32,16 +33,8 @@ struct Retime {
 // What one retime at an M whose calls take ~`call_us` costs on the GPU, in us (for budgets).
 double retime_cost_us(double call_us);
 
-// Times [reference, challenger, reference] at q: 7 replays of calls lasting >= 300 us each.
-// `reference_is` names the reference in the note ("the default", or "the choice" for a close call).
+// Times [reference, challenger, reference] at q: 7 replays of calls lasting >= kLongReplayUs each.
 Retime retime(const Problem& q, const Tactic& reference, const Tactic& challenger, double call_us, Timer& timer,
-              const PolicyOptions& o, const std::string& reference_is = "the default");
-
-// Calls shorter than this make a 20-call round's replays (GraphTimerOptions::max_calls) shorter
-// than a retime's (kLongReplayUs): there the two can rank tactics differently
-// (PolicyOptions::retime_close_calls). 15 us. The tuner's own timer has made such replays >= 300
-// us since session 19 (tuning_timer_options), so with it a close call's retime is a second long
-// round, not a longer one.
-constexpr double kCloseCallUs = kLongReplayUs / 20;
+              const PolicyOptions& o);
 
 }  // namespace fp8gemm::tuning

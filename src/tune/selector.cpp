@@ -4,7 +4,6 @@
 #include <numeric>
 
 #include "core/steady_clock.h"
-#include "tune/power_states.h"
 #include "tune/warnings.h"
 
 namespace fp8gemm::tuning {
@@ -156,20 +155,6 @@ std::vector<Decision> TuningSelector::tune_locked(const std::vector<Problem>& pr
     by_key.emplace(key.to_string(), d);
     out[i] = d;
     if (options.progress) options.progress(++done, problems.size(), d);
-  }
-  if (options.check_power_states) {
-    // Lightest first, as the keys were tuned: the pass keeps the GPU under load throughout.
-    std::vector<Decision*> measured;
-    std::set<std::string> seen;
-    for (const size_t i : order) {
-      Decision& d = by_key.at(key_of(problems[i]).to_string());
-      if (d.measured && seen.insert(d.key).second) measured.push_back(&d);
-    }
-    PowerStateOptions pso;
-    pso.budget_ms = options.power_state_budget_ms;
-    if (check_power_states(measured, config_.backends, timer, po, pso, clock) > 0)
-      for (Decision* d : measured) cache_.put(entry_of(key_of(d->problem), *d));
-    for (size_t i = 0; i < problems.size(); ++i) out[i] = by_key.at(key_of(problems[i]).to_string());
   }
   return out;
 }

@@ -1,4 +1,4 @@
-// How the tuner's reasons and notes write numbers (policy.cpp, retime.cpp): a fraction as a
+// How the tuner's reasons and notes write numbers (decide.cpp, retime.cpp): a fraction as a
 // percentage to 3 significant digits ("4.86%"), a time to 4 ("4.482 us").
 #pragma once
 

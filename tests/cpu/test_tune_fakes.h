@@ -98,8 +98,6 @@ class FakeTimer : public Timer {
   std::function<double(const std::string&, const MeasureOptions&)> scale_for;
   // (tactic, m, time) -> time at that M (default: the same at every M)
   std::function<double(const std::string&, int64_t, double)> at_m;
-  // The SM clock each measure() call reports (Timing::clock_mhz); 0: not recorded.
-  double sm_clock_mhz = 0;
 
   std::vector<Timing> measure(const Problem& p, const std::vector<Tactic>& c, const MeasureOptions& o) override {
     ++measure_calls;
@@ -125,7 +123,6 @@ class FakeTimer : public Timer {
       std::vector<double> s = t.samples_us;
       std::sort(s.begin(), s.end());
       t.median_us = s[s.size() / 2];
-      t.clock_mhz = sm_clock_mhz;
       const double cost_ms = (o.replays + o.warmup_replays) * calls * base / 1000.0;
       if (clock_ms) *clock_ms += cost_ms;
       replays_ms += cost_ms;

@@ -116,52 +116,6 @@ TEST(GraphTimer, KeepBusyQueuesTheFastestGraphAfterAHeavyMeasurementAndNothingEl
   EXPECT_EQ(cudaStreamSynchronize(timer.stream()), cudaSuccess);
 }
 
-// MeasureOptions::load_between_us: a heavy GEMM before the round and before each cycle of timed
-// replays, none of it inside them; nothing without it.
-TEST(GraphTimer, PowerLoadRunsBetweenCyclesAndOutsideTheTimedReplays) {
-  FP8GEMM_SKIP_WITHOUT_GPU();
-  Context& ctx = testing::test_context();
-  const Problem light = problem(1, 4096, 4096);
-  const Tactic t = ctx.choose(light, "cublaslt");
-  GraphTimer timer(ctx);
-  const std::vector<Timing> plain = timer.measure(light, {t, t}, MeasureOptions{0, 5, 1});
-  ASSERT_TRUE(plain[0].ok) << plain[0].error;
-  EXPECT_EQ(timer.power_load_ms(), 0.0) << "off by default";
-  MeasureOptions o{0, 5, 1, false};
-  o.load_between_us = 2000;
-  o.load_lead_us = 20000;
-  const std::vector<Timing> loaded = timer.measure(light, {t, t}, o);
-  ASSERT_TRUE(loaded[0].ok && loaded[1].ok) << loaded[0].error << loaded[1].error;
-  EXPECT_EQ(loaded[0].samples_us.size(), 5u);
-  EXPECT_GE(timer.power_load_ms(), 20.0 + 5 * 2.0);
-  // Leaked into a replay (20 calls of a few us), 2 ms of load would multiply its time per call.
-  EXPECT_LT(loaded[0].median_us, 1.5 * plain[0].median_us) << "the load ran inside the timed replays";
-  EXPECT_EQ(cudaStreamSynchronize(timer.stream()), cudaSuccess);
-  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-}
-
-// GraphTimerOptions::record_clock: each measurement reports the mean SM clock of its timed
-// replays, the same for all its candidates, within what any GPU this runs on can clock; off, 0.
-TEST(GraphTimer, RecordsTheSmClockOfItsTimedReplaysWhenAsked) {
-  FP8GEMM_SKIP_WITHOUT_GPU();
-  Context& ctx = testing::test_context();
-  const Problem light = problem(1, 4096, 4096), heavy = problem(4096, 8192, 8192);
-  const Tactic tl = ctx.choose(light, "cublaslt"), th = ctx.choose(heavy, "cublaslt");
-  GraphTimer plain(ctx);
-  EXPECT_EQ(plain.measure(light, {tl}, MeasureOptions{0, 5, 1})[0].clock_mhz, 0.0);
-  GraphTimerOptions o;
-  o.record_clock = true;
-  GraphTimer timer(ctx, o);
-  for (const auto& [p, t] : {std::pair{light, tl}, std::pair{heavy, th}}) {
-    const std::vector<Timing> r = timer.measure(p, {t, t}, MeasureOptions{0, 5, 1});
-    ASSERT_TRUE(r[0].ok && r[1].ok) << r[0].error << r[1].error;
-    EXPECT_GT(r[0].clock_mhz, 200.0);
-    EXPECT_LT(r[0].clock_mhz, 3500.0);
-    EXPECT_EQ(r[1].clock_mhz, r[0].clock_mhz);
-  }
-  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-}
-
 TEST(GraphTimer, FailingCandidateIsReportedAndOthersStillRun) {
   FP8GEMM_SKIP_WITHOUT_GPU();
   Context& ctx = testing::test_context();

@@ -55,13 +55,12 @@ TEST(TuneGpu, TunedAutoIsWithinThreePercentOfTheBestTactic) {
       if (t.ok && t.tactic != chosen) fastest.push_back(&t);
     std::sort(fastest.begin(), fastest.end(), [](const Timing* x, const Timing* y) { return x->median_us < y->median_us; });
     const double round_ratio = fastest.empty() ? 1.0 : r.reference.median_us / fastest[0]->median_us;
-    // The round's fastest is the least of a dozen noisy medians, and so biased low; in session 13
-    // this test failed 6 of 11 times on near-tie twins that the round put 4-6% apart and the
-    // bench and the tune alike. The verdict comes from a second, independent measurement: auto
-    // against the round's three fastest others, 15 replays each, round-robin, with short calls'
-    // replays of >= 300 us as in the tuner's timer and bench's head-to-head rounds: at short
-    // calls 20-call replays rank small_m's PDL tactics differently (docs/tuning.md "Longer
-    // replays for short calls").
+    // The round's fastest is the least of a dozen noisy medians, and so biased low: judged by it,
+    // this test failed on near-tie twins that the round put a few percent apart. The verdict
+    // comes from a second, independent measurement: auto against the round's three fastest
+    // others, 15 replays each, round-robin, with short calls' replays of >= 300 us as in the
+    // tuner's timer and bench's head-to-head rounds: at short calls 20-call replays rank small_m's
+    // PDL tactics differently (docs/tuning.md "Longer replays for short calls").
     std::vector<Tactic> confirm{chosen};
     for (size_t i = 0; i < fastest.size() && i < 3; ++i) confirm.push_back(fastest[i]->tactic);
     const std::vector<Timing> c = judge.measure(p, confirm, MeasureOptions{0, 15, 1});

@@ -1,0 +1,59 @@
+// The segment checks (docs/tuning.md "Checking a segment's lowest M", "The adaptive floor"): after
+// the tuner has chosen per sampled M, each segment's lowest M is timed and the segment goes to the
+// contender that regrets least over its two ends; where the adaptive floor and a fixed tactic each
+// win one end, the segment is split where the heuristic's answer changes. check_low_ends
+// (low_end_check.cpp) is the step decide() calls; the splits (floor_splits.cpp) are its parts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fp8gemm/backend.h"
+#include "fp8gemm/tune.h"
+#include "measure/timer.h"
+
+namespace fp8gemm::tuning {
+
+struct PolicyOptions;
+
+// Times each segment that has a rival at its lowest M and gives it to the contender that fits it
+// best. `edge_rows` are the edge's timings (the edge's own segment holds none yet).
+void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem,
+                    const std::vector<Backend*>& backends, const std::vector<CandidateReport>& edge_rows,
+                    double threshold, Timer& timer, const PolicyOptions& o);
+
+// A tactic that may take a segment after its lowest M is timed.
+struct Contender {
+  std::string name;
+  double at_sampled = 0;  // its time at the segment's sampled M
+  double at_low = 0;      // at the segment's lowest M (0: not timed or failed there)
+};
+
+// How far above its sampled M segment i holds once a check has given it to `tactic`: as far as
+// that tactic's own M tiles reach, below the next segment's sampled M. The adaptive floor
+// (`adaptive`) reaches as far as its kernel at the sampled M (`floor_top`) does while the
+// heuristic still answers that kernel.
+int64_t reach_above_sample(const std::vector<ChoiceSegment>& segments, size_t i, const Problem& problem,
+                           const std::string& tactic, const std::string& adaptive, const std::string& floor_top,
+                           const std::vector<Backend*>& backends);
+
+// Where the adaptive floor (`adaptive`) is the fastest at segment i's lowest M (`low`) and
+// slower than the fastest fixed contender at its top, each by more than `threshold`, the segment
+// is split where the heuristic's answer turns into `floor_top` (its answer at the top): the
+// adaptive floor below, that contender above. Returns whether it split (segments[i] is then the
+// lower part).
+bool split_at_floor_switch(std::vector<ChoiceSegment>& segments, size_t i, const Problem& problem, int64_t low,
+                           const std::vector<Contender>& c, const std::string& adaptive, const std::string& floor_top,
+                           double threshold, const std::vector<Backend*>& backends, bool edge);
+
+// Where the adaptive floor has taken segment i (or the lower part of a split) on its time at the
+// lowest M (`low`), where it ran `floor_low`, and the heuristic answers an untimed third kernel
+// before floor_low's own reach (at most `top`): floor_low keeps the M up to its reach. Returns
+// whether it split (segments[i] is then floor_low's part).
+bool low_kernel_holds(std::vector<ChoiceSegment>& segments, size_t i, const Problem& problem, int64_t low,
+                      int64_t top, const std::vector<Contender>& c, const std::string& adaptive,
+                      const std::string& floor_low, const std::string& floor_top,
+                      const std::vector<Backend*>& backends);
+
+}  // namespace fp8gemm::tuning
