@@ -126,7 +126,7 @@ class CublasLtBackend final : public Backend {
     };
     // A tile cut exactly to this M is listed in its fitted form ("128xM/2"): the same kernel
     // here, and across the M bucket it keeps the number of M tiles instead of the height, as
-    // the heuristic itself does (on the H200 the best tile at M=300 is 128x152, at 384 128x192).
+    // the heuristic itself does (its best tile grows with M inside a bucket).
     // The heuristic's first (the default) is listed as it is too.
     auto add = [&](const cublasLtMatmulAlgo_t& algo, bool fast_accum, bool keep_fixed = false) {
       const AlgoConfig c = cublaslt::read_config(algo, fast_accum);

@@ -1,8 +1,8 @@
 // The cp.async ring (Family::kCpAsyncRing, ",wload=cp"); included by small_m_wgmma.cuh after its
 // device helpers.
 //
-// Why: 16-byte loads in the kernel's own address order stream the weights faster than TMA on the
-// H200, most of all where K is split.
+// Why: 16-byte loads in the kernel's own address order can stream the weights faster than TMA,
+// most of all where K is split.
 //
 // Same ring, stage layout, consumers (consume_k_blocks) and epilogue (finish_block) as the TMA
 // ring. What differs is the producer: a whole warpgroup (128 threads) instead of
