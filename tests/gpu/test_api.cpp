@@ -261,7 +261,8 @@ TEST(Api, ReleaseStreamFreesItsWorkspace) {
 
   // A call after the release works, on a new workspace.
   Fixture f(1, 64, 4096, 4096, 11);
-  bmm_fp8(f.args(), s, "cublaslt", &ctx);
+  const GemmArgs args{f.a.get(), f.b.get(), f.scales.as<float>(), f.scales.as<float>() + 4, f.out.get()};
+  ctx.run(f.p, args, s);
   ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
   EXPECT_TRUE(f.check().ok);
 
@@ -275,7 +276,7 @@ TEST(Api, ReleaseStreamFreesItsWorkspace) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << e.what();
   }
-  ctx.run(f.p, GemmArgs{f.a.get(), f.b.get(), f.scales.as<float>(), f.scales.as<float>() + 4, f.out.get()}, s);
+  ctx.run(f.p, args, s);
   cudaGraph_t graph = nullptr;
   ASSERT_EQ(cudaStreamEndCapture(s, &graph), cudaSuccess) << "the capture was broken";
   cudaGraphDestroy(graph);  // no graph holds the workspace any more: it may go
