@@ -68,10 +68,22 @@ class Context {
   void run_tactic(const Problem& p, const Tactic& t, const GemmArgs& args, cudaStream_t stream);
 
   // The workspace this Context uses on `stream`: its scratch and its flags (Workspace), each
-  // allocated on first use of the stream (legal inside stream capture).
+  // allocated on first use of the stream (legal inside stream capture) and kept until
+  // release_stream(stream) or the Context's end.
   Workspace workspace(cudaStream_t stream);
   // The flags alone (no scratch), for callers that bring their own scratch (the PyTorch op).
   Workspace flags(cudaStream_t stream);
+
+  // Frees the workspace of `stream` after waiting for the work queued on it; a later call on
+  // `stream` allocates a new one. Call it before destroying a stream that ran calls of this
+  // Context (no call on `stream` may run concurrently with it), once no CUDA graph captured on
+  // `stream` with calls of this Context can replay again: such a graph holds the workspace's
+  // address (destroy the graph first). Throws Error(kInvalidArgument) while `stream` is being
+  // captured. Returns false when `stream` had no workspace. Nothing is freed automatically;
+  // past kStreamWorkspaceWarning streams with a workspace, the Context warns once.
+  bool release_stream(cudaStream_t stream);
+  size_t stream_workspaces() const;  // how many streams hold a workspace now
+  static constexpr size_t kStreamWorkspaceWarning = 64;
 
   // Flags per stream: a stream-K launch uses one per block.
   static constexpr size_t kStreamFlags = 4096;

@@ -117,7 +117,9 @@ void install_autotuner(Context& ctx);
 // Mirrors FlashInfer's `with autotune(enabled, cache=...)`: while one is alive (scopes nest),
 // "auto" calls on `ctx` (default_context() when null), from any thread, tune their key first if
 // it is not in the cache, except while their stream is being captured. With a cache path the
-// file is merged in first and saved (merged with the disk) when the scope ends.
+// file is merged in first and saved (merged with the disk) when the scope ends. When the last
+// scope on `ctx` ends, the tuner's GPU buffers go (release_tuning_buffers), unless FP8GEMM_TUNE=1
+// keeps lazy tuning on.
 class AutotuneScope {
  public:
   explicit AutotuneScope(bool enabled = true, std::string cache_path = {}, Context* ctx = nullptr);
@@ -130,5 +132,13 @@ class AutotuneScope {
   bool enabled_;
   std::string cache_path_;
 };
+
+// Frees the GPU memory the tuner of `ctx` holds between measurements: its timer's weight copies
+// (several GB for the largest layers), activations, outputs, stream and that stream's workspace.
+// tune() frees them when it returns and the last AutotuneScope when it ends, unless lazy tuning
+// is still on (a scope alive, or FP8GEMM_TUNE=1: then they stay for the next lazy tune until this
+// is called). Waits for a measurement in progress; the next tuning allocates them again. A no-op
+// without the built-in tuning selector.
+void release_tuning_buffers(Context& ctx);
 
 }  // namespace fp8gemm

@@ -228,3 +228,33 @@ TORCH_LIBRARY_FRAGMENT(fp8gemm, m) {
   m.def("autotune_begin(bool enabled, str cache=\"\") -> int", &autotune_begin);
   m.def("autotune_end(int handle) -> ()", &autotune_end);
 }
+
+// fp8gemm.hf_config_linears (python/fp8gemm/models.py): a Hugging Face config.json's linears per
+// tensor-parallel rank (include/fp8gemm/models.h), as JSON {"linears": [...], "notes": [...]}.
+// Needs no GPU.
+#include "fp8gemm/models.h"
+
+namespace fp8gemm::torch_ops {
+namespace {
+
+std::string hf_config_linears_op(std::string path, int64_t tp) {
+  TORCH_CHECK_VALUE(tp >= 1 && tp <= (int64_t{1} << 20), "hf_config_linears: tp must be an integer >= 1, got ", tp);
+  try {
+    std::vector<std::string> notes;
+    const std::vector<ModelLinear> linears = linears_from_hf_config(path, static_cast<int>(tp), &notes);
+    nlohmann::json j = {{"linears", nlohmann::json::array()}, {"notes", notes}};
+    for (const ModelLinear& l : linears)
+      j["linears"].push_back({{"name", l.name}, {"n", l.n}, {"k", l.k}, {"count", l.count},
+                              {"parallel", l.parallel}, {"unsupported", l.unsupported}});
+    return j.dump();
+  } catch (const Error& e) {
+    throw_torch_error(e);
+  }
+}
+
+}  // namespace
+}  // namespace fp8gemm::torch_ops
+
+TORCH_LIBRARY_FRAGMENT(fp8gemm, m) {
+  m.def("hf_config_linears(str path, int tp=1) -> str", &fp8gemm::torch_ops::hf_config_linears_op);
+}

@@ -52,9 +52,11 @@ void install_autotuner(Context& ctx) {
 }
 
 std::vector<Decision> tune(Context& ctx, const std::vector<Problem>& problems, const TuneOptions& options) {
-  tuning::TuningSelector& sel = selector_of(ctx);
-  GraphTimer timer(ctx, tuning_timer_options());
-  return sel.tune(problems, timer, options);
+  return selector_of(ctx).tune(problems, options);  // with the selector's timer (make_timer)
+}
+
+void release_tuning_buffers(Context& ctx) {
+  if (auto* sel = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get())) sel->release_timer();
 }
 
 size_t load_cache(Context& ctx, const std::string& path) { return selector_of(ctx).load(path); }

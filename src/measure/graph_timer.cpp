@@ -54,6 +54,11 @@ GraphTimer::GraphTimer(Context& ctx, GraphTimerOptions options) : impl_(std::mak
 
 GraphTimer::~GraphTimer() {
   cudaStreamSynchronize(impl_->stream);
+  try {
+    // Its stream ends here: the Context's workspace for it would never be used again.
+    impl_->ctx.release_stream(impl_->stream);
+  } catch (const std::exception&) {
+  }
   for (cudaEvent_t e : impl_->events) cudaEventDestroy(e);
   for (cudaEvent_t e : impl_->warm_events) cudaEventDestroy(e);
   if (impl_->heater_end) cudaEventDestroy(impl_->heater_end);

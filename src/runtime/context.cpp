@@ -1,13 +1,14 @@
 #include "fp8gemm/context.h"
 
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
-#include <unordered_map>
 
 #include "core/cuda_check.h"
 #include "runtime/floor.h"
 #include "runtime/registry.h"
+#include "runtime/stream_workspaces.h"
 
 namespace fp8gemm {
 
@@ -31,6 +32,69 @@ struct ResolvedKeyLess {
   bool operator()(const ResolvedKeyRef& x, const Key& y) const { return less(x.problem, x.backend, y.first, y.second); }
 };
 
+// Runs `f` with this thread's capture mode relaxed. While a capture in global mode is under way
+// (this thread's or another's), "potentially unsafe" calls such as cudaMalloc and cudaFree are
+// refused, though they are no operation of the captured stream; relaxed mode makes them legal.
+template <typename F>
+cudaError_t relaxed(F f) {
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  FP8GEMM_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+  const cudaError_t err = f();
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  return err;
+}
+
+// Device memory for a stream's first call (legal inside stream capture). zero: cleared before
+// returning, through a private stream (the caller's may be capturing).
+void* allocate_for_stream(size_t bytes, bool zero) {
+  void* ptr = nullptr;
+  FP8GEMM_CUDA_CHECK(relaxed([&] {
+    cudaError_t err = cudaMalloc(&ptr, bytes);
+    if (err == cudaSuccess && zero) {
+      cudaStream_t s = nullptr;
+      err = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+      if (err == cudaSuccess) {
+        err = cudaMemsetAsync(ptr, 0, bytes, s);
+        const cudaError_t sync = cudaStreamSynchronize(s);
+        if (err == cudaSuccess) err = sync;
+        cudaStreamDestroy(s);
+      }
+      if (err != cudaSuccess) {
+        cudaFree(ptr);
+        ptr = nullptr;
+      }
+    }
+    return err;
+  }));
+  return ptr;
+}
+
+StreamWorkspaces::DeviceCalls stream_device_calls(const ContextOptions& options) {
+  StreamWorkspaces::DeviceCalls c;
+  c.allocate = allocate_for_stream;
+  c.free = [](void* p) {  // never throws: it also runs at exit, maybe after the runtime has gone
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    const bool exchanged = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
+    cudaFree(p);
+    if (exchanged) cudaThreadExchangeStreamCaptureMode(&mode);
+  };
+  c.synchronize = [](cudaStream_t s) { FP8GEMM_CUDA_CHECK(relaxed([s] { return cudaStreamSynchronize(s); })); };
+  c.is_capturing = [](cudaStream_t s) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(s, &status) != cudaSuccess) {
+      cudaGetLastError();  // e.g. the legacy stream while another stream captures
+      return true;
+    }
+    return status != cudaStreamCaptureStatusNone;
+  };
+  c.warn_many = [device = options.device, bytes = options.workspace_bytes](size_t streams) {
+    std::cerr << "fp8gemm: warning: the Context on device " << device << " holds workspaces for " << streams
+              << " streams (" << (bytes >> 20) << " MiB of scratch each); call Context::release_stream(stream) "
+              << "before destroying a stream that ran its calls\n";
+  };
+  return c;
+}
+
 }  // namespace
 
 using Resolved = Context::Resolved;
@@ -41,14 +105,7 @@ struct Context::Impl {
   std::vector<std::unique_ptr<Backend>> backends;
   std::vector<Backend*> backend_list;  // the same, in the same order
 
-  struct StreamMemory {
-    void* scratch = nullptr;
-    unsigned* flags = nullptr;
-  };
-  std::mutex workspace_mutex;
-  std::unordered_map<cudaStream_t, StreamMemory> workspaces;
-  // The stream's flags, and `scratch_bytes` of scratch when > 0; each allocated on first use.
-  Workspace stream_memory(cudaStream_t stream, size_t scratch_bytes);
+  std::unique_ptr<StreamWorkspaces> workspaces;  // per stream, until release_stream or the end
 
   mutable std::shared_mutex selector_mutex;
   std::shared_ptr<Selector> selector;
@@ -100,12 +157,17 @@ Context::Context(ContextOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options.device = impl_->device.device;
   impl_->backends = make_backends(impl_->device, impl_->options);
   for (auto& b : impl_->backends) impl_->backend_list.push_back(b.get());
+  impl_->workspaces = std::make_unique<StreamWorkspaces>(stream_device_calls(impl_->options), kStreamFlags,
+                                                         kStreamWorkspaceWarning);
 }
 
 Context::~Context() {
-  for (auto& [stream, mem] : impl_->workspaces) {
-    if (mem.scratch) cudaFree(mem.scratch);
-    if (mem.flags) cudaFree(mem.flags);
+  // First the selector: a tuning selector's timer runs through this Context, and gives back its
+  // stream's workspace when it goes.
+  std::shared_ptr<Selector> selector;
+  {
+    std::unique_lock lock(impl_->selector_mutex);
+    selector = std::move(impl_->selector);
   }
 }
 
@@ -188,57 +250,17 @@ void Context::run_tactic(const Problem& p, const Tactic& t, const GemmArgs& args
   launch(*this, *b, p, t, b->workspace_bytes(p, t), args, stream);
 }
 
-namespace {
-
-// Device memory for a stream's first call. cudaMalloc is not a stream operation, but under
-// global capture mode it is refused; relaxed mode for this thread makes it legal inside capture.
-// zero: cleared before returning, through a private stream (the caller's may be capturing).
-void* allocate_for_stream(size_t bytes, bool zero) {
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  FP8GEMM_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
-  void* ptr = nullptr;
-  cudaError_t err = cudaMalloc(&ptr, bytes);
-  if (err == cudaSuccess && zero) {
-    cudaStream_t s = nullptr;
-    err = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-    if (err == cudaSuccess) {
-      err = cudaMemsetAsync(ptr, 0, bytes, s);
-      const cudaError_t sync = cudaStreamSynchronize(s);
-      if (err == cudaSuccess) err = sync;
-      cudaStreamDestroy(s);
-    }
-    if (err != cudaSuccess) {
-      cudaFree(ptr);
-      ptr = nullptr;
-    }
-  }
-  cudaThreadExchangeStreamCaptureMode(&mode);
-  FP8GEMM_CUDA_CHECK(err);
-  return ptr;
-}
-
-}  // namespace
-
-Workspace Context::Impl::stream_memory(cudaStream_t stream, size_t scratch_bytes) {
-  std::lock_guard lock(workspace_mutex);
-  StreamMemory& mem = workspaces[stream];
-  if (!mem.flags) mem.flags = static_cast<unsigned*>(allocate_for_stream(kStreamFlags * sizeof(unsigned), true));
-  if (scratch_bytes && !mem.scratch) mem.scratch = allocate_for_stream(scratch_bytes, false);
-  Workspace ws;
-  ws.ptr = scratch_bytes ? mem.scratch : nullptr;
-  ws.bytes = scratch_bytes;
-  ws.flags = mem.flags;
-  ws.flag_count = kStreamFlags;
-  return ws;
-}
-
 Workspace Context::workspace(cudaStream_t stream) {
   const size_t bytes = impl_->options.workspace_bytes;
   if (bytes == 0) return {};
-  return impl_->stream_memory(stream, bytes);
+  return impl_->workspaces->get(stream, bytes);
 }
 
-Workspace Context::flags(cudaStream_t stream) { return impl_->stream_memory(stream, 0); }
+Workspace Context::flags(cudaStream_t stream) { return impl_->workspaces->get(stream, 0); }
+
+bool Context::release_stream(cudaStream_t stream) { return impl_->workspaces->release(stream); }
+
+size_t Context::stream_workspaces() const { return impl_->workspaces->size(); }
 
 void Context::set_selector(std::shared_ptr<Selector> selector) {
   std::unique_lock lock(impl_->selector_mutex);

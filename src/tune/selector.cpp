@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/cuda_check.h"
 #include "core/steady_clock.h"
 #include "tune/warnings.h"
 
@@ -33,7 +34,65 @@ CacheEntry entry_of(const TuneKey& key, const Decision& d) {
   return {key, d.choice, d.choice_us, d.default_tactic, d.default_us, cache_segments(d.segments)};
 }
 
+// Passes a Timer through and keeps what the first exception from it said: decide() keeps the
+// default when measuring throws, and the selector tells that failure apart from a key with
+// nothing to measure.
+class FailureWatch : public Timer {
+ public:
+  explicit FailureWatch(Timer& timer) : timer_(timer) {}
+
+  std::vector<Timing> measure(const Problem& p, const std::vector<Tactic>& candidates,
+                              const MeasureOptions& options) override {
+    try {
+      return timer_.measure(p, candidates, options);
+    } catch (const std::exception& e) {
+      note(e);
+      throw;
+    }
+  }
+  std::vector<double> compare_outputs(const Problem& p, const Tactic& reference,
+                                      const std::vector<Tactic>& candidates) override {
+    try {
+      return timer_.compare_outputs(p, reference, candidates);
+    } catch (const std::exception& e) {
+      note(e);
+      throw;
+    }
+  }
+  std::map<std::string, double> spent_ms() const override { return timer_.spent_ms(); }
+
+  bool failed() const { return failed_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  void note(const std::exception& e) {
+    if (failed_) return;
+    failed_ = true;
+    error_ = e.what();
+  }
+  Timer& timer_;
+  bool failed_ = false;
+  std::string error_;
+};
+
 }  // namespace
+
+// Holds tune_mutex_; when it lets go, serves a timer release that the last scope's end asked
+// for while the mutex was held.
+class TuningSelector::TuneLock {
+ public:
+  explicit TuneLock(TuningSelector& s) : s_(s), lock_(s.tune_mutex_) {}
+  ~TuneLock() {
+    lock_.unlock();
+    s_.release_if_asked();
+  }
+  TuneLock(const TuneLock&) = delete;
+  TuneLock& operator=(const TuneLock&) = delete;
+
+ private:
+  TuningSelector& s_;
+  std::unique_lock<std::mutex> lock_;
+};
 
 bool stream_is_capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
@@ -71,31 +130,108 @@ std::optional<Tactic> TuningSelector::select(const Problem& p, const std::string
 
 std::optional<Tactic> TuningSelector::tune_lazily(const Problem& p) {
   const TuneKey key = key_of(p);
-  std::lock_guard lock(tune_mutex_);
+  const std::string name = key.to_string();
+  if (unmeasured(name)) return std::nullopt;  // tried once in this process: the table or floor
+  TuneLock lock(*this);
   if (auto t = cache_.find_tactic(key, p.m)) return t;  // another thread tuned it meanwhile
-  if (failed_keys_.count(key.to_string())) return std::nullopt;
+  if (unmeasured(name)) return std::nullopt;
+  std::string failure;
   try {
-    if (!lazy_timer_) lazy_timer_ = config_.make_timer();
-    const Decision d = tune_locked({p}, *lazy_timer_, config_.lazy_options).front();
-    if (!config_.cache_path.empty() && d.measured) {
-      try {
-        save(config_.cache_path);
-      } catch (const std::exception& e) {
-        warn_once("save:" + config_.cache_path, std::string("cannot save the tuning cache: ") + e.what());
+    const Decision d = tune_locked({p}, own_timer(), config_.lazy_options).front();
+    if (d.measured) {
+      if (!config_.cache_path.empty()) {
+        try {
+          save(config_.cache_path);
+        } catch (const std::exception& e) {
+          warn_once("save:" + config_.cache_path, std::string("cannot save the tuning cache: ") + e.what());
+        }
       }
+      return Tactic::parse(d.choice_for(p.m));
     }
-    return Tactic::parse(d.choice_for(p.m));
+    const std::optional<Unmeasured> u = unmeasured(name);  // tune_locked records a failure
+    if (!u || !u->failed) {
+      record_unmeasured(name, {d.reason, false});  // nothing to measure: no need to list it again
+      return std::nullopt;
+    }
+    failure = u->reason;
   } catch (const std::exception& e) {
-    failed_keys_.insert(key.to_string());
-    warn_once("lazy:" + key.to_string(), "tuning " + key.to_string() + " failed, using the default: " + e.what());
-    return std::nullopt;
+    failure = e.what();
+    record_unmeasured(name, {failure, true});
   }
+  timer_.reset();  // after an out-of-memory its buffers are better left to the program
+  warn_once("lazy:" + name, "tuning " + name + " failed; the default answers it in this process from now on: " + failure);
+  return std::nullopt;
+}
+
+void TuningSelector::record_unmeasured(const std::string& key, Unmeasured u) {
+  std::lock_guard lock(unmeasured_mutex_);
+  unmeasured_[key] = std::move(u);
+}
+
+std::optional<TuningSelector::Unmeasured> TuningSelector::unmeasured(const std::string& key) const {
+  std::lock_guard lock(unmeasured_mutex_);
+  auto it = unmeasured_.find(key);
+  if (it == unmeasured_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::map<std::string, std::string> TuningSelector::failed_keys() const {
+  std::lock_guard lock(unmeasured_mutex_);
+  std::map<std::string, std::string> out;
+  for (const auto& [key, u] : unmeasured_)
+    if (u.failed) out.emplace(key, u.reason);
+  return out;
+}
+
+Timer& TuningSelector::own_timer() {
+  if (!timer_) {
+    FP8GEMM_REQUIRE(config_.make_timer, kUnsupported, "this tuning selector has no timer to measure with");
+    timer_ = config_.make_timer();
+  }
+  return *timer_;
+}
+
+bool TuningSelector::release_timer() {
+  std::lock_guard lock(tune_mutex_);
+  const bool had = timer_ != nullptr;
+  timer_.reset();
+  return had;
+}
+
+bool TuningSelector::has_timer() const {
+  std::lock_guard lock(tune_mutex_);
+  return timer_ != nullptr;
+}
+
+void TuningSelector::exit_scope() {
+  if (scopes_.fetch_sub(1) != 1) return;
+  // The last scope: its end must not wait for a measurement another thread is making.
+  release_asked_.store(true);
+  release_if_asked();
+}
+
+void TuningSelector::release_if_asked() {
+  if (!release_asked_.load()) return;
+  std::unique_lock lock(tune_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return;  // its holder calls this again when it lets go (TuneLock)
+  if (release_asked_.exchange(false) && !lazy_active()) timer_.reset();
 }
 
 std::vector<Decision> TuningSelector::tune(const std::vector<Problem>& problems, Timer& timer,
                                            const TuneOptions& options) {
-  std::lock_guard lock(tune_mutex_);
+  TuneLock lock(*this);
   return tune_locked(problems, timer, options);
+}
+
+std::vector<Decision> TuningSelector::tune(const std::vector<Problem>& problems, const TuneOptions& options) {
+  TuneLock lock(*this);
+  struct ReleaseUnlessLazy {  // however this returns: the buffers go unless lazy tuning reuses them
+    TuningSelector& s;
+    ~ReleaseUnlessLazy() {
+      if (!s.lazy_active()) s.timer_.reset();
+    }
+  } release{*this};
+  return tune_locked(problems, own_timer(), options);
 }
 
 std::vector<Decision> TuningSelector::tune_locked(const std::vector<Problem>& problems, Timer& timer,
@@ -135,6 +271,13 @@ std::vector<Decision> TuningSelector::tune_locked(const std::vector<Problem>& pr
       d.default_us = e->default_us;
       for (const CacheSegment& s : e->segments) d.segments.push_back({s.m_max, s.tactic, "", 0, 0, {}, 0});
       d.reason = "already in the cache (use retune to measure again)";
+    } else if (auto u = unmeasured(key.to_string()); u && u->failed && !options.retune) {
+      d.problem = rep;
+      d.key = key.to_string();
+      d.default_tactic = d.choice = default_for(rep).name();
+      d.floor_tactic = floor_choice(config_.backends, rep).name();
+      d.reason = "kept the default: measuring this key failed earlier in this process (" + u->reason +
+                 "); use retune to measure again";
     } else if (options.run_budget_ms > 0 && clock() - start >= options.run_budget_ms) {
       d.problem = rep;
       d.key = key.to_string();
@@ -146,10 +289,17 @@ std::vector<Decision> TuningSelector::tune_locked(const std::vector<Problem>& pr
       TuneKey shape = key;
       shape.m_bucket = 0;
       po.preferred = neighbour_best[shape.to_string()];
-      d = decide(rep, config_.backends, def, floor_choice(config_.backends, rep), timer, po);
+      FailureWatch watch(timer);
+      d = decide(rep, config_.backends, def, floor_choice(config_.backends, rep), watch, po);
       if (d.measured) {
         cache_.put(entry_of(key, d));
         neighbour_best[shape.to_string()] = best_of(d);
+      }
+      if (!d.measured && watch.failed()) {
+        record_unmeasured(key.to_string(), {watch.error(), true});
+      } else {
+        std::lock_guard memo(unmeasured_mutex_);  // measured now, or nothing to measure
+        unmeasured_.erase(key.to_string());
       }
     }
     by_key.emplace(key.to_string(), d);

@@ -5,8 +5,8 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -22,7 +22,9 @@ struct SelectorConfig {
   std::vector<Backend*> backends;
   DeviceInfo device;
   std::vector<DefaultRule> rules;   // default_rules(device.compute_capability())
-  TimerFactory make_timer;          // for lazy tuning; empty: lazy tuning never happens
+  // The selector's own timer, for lazy tuning and tune(problems, options); empty: lazy tuning
+  // never happens.
+  TimerFactory make_timer;
   // Whether `stream` is being captured (cudaStreamIsCapturing; a failed query counts as yes).
   std::function<bool(cudaStream_t)> is_capturing;
   bool lazy = false;                // FP8GEMM_TUNE=1
@@ -44,9 +46,18 @@ class TuningSelector : public Selector {
   // What `auto` runs for `p` without a tuned entry: table entry or floor.
   Tactic default_for(const Problem& p);
 
-  // Tunes each problem's key with `timer` (keys already cached are reported from the cache
-  // unless options.retune), stores the measured choices, and returns one Decision per problem.
+  // Tunes each problem's key with `timer` (keys already cached, and keys whose tuning failed in
+  // this process, are reported without measuring unless options.retune), stores the measured
+  // choices, and returns one Decision per problem.
   std::vector<Decision> tune(const std::vector<Problem>& problems, Timer& timer, const TuneOptions& options);
+  // The same with the selector's own timer (made on first use), which is released when this
+  // returns unless lazy tuning is active (an AutotuneScope or FP8GEMM_TUNE=1) and may reuse it.
+  std::vector<Decision> tune(const std::vector<Problem>& problems, const TuneOptions& options);
+
+  // Keys whose measurement failed in this process (the timer threw, or could not be made), with
+  // the reason: "auto" answers them from the default and tune() reports them unmeasured, until a
+  // tune with retune measures them again.
+  std::map<std::string, std::string> failed_keys() const;
 
   // Cache files (see tune.h). Entries whose tactic no longer parses or passes can_implement
   // are dropped with a warning; an unusable file is warned about once and ignored.
@@ -56,24 +67,50 @@ class TuningSelector : public Selector {
   TuneCache& cache() { return cache_; }
   const SelectorConfig& config() const { return config_; }
 
-  // AutotuneScope support: while the count is > 0, "auto" calls tune missing keys.
+  // AutotuneScope support: while the count is > 0, "auto" calls tune missing keys. The last
+  // scope to end releases the timer (unless FP8GEMM_TUNE=1 keeps lazy tuning on), at once or,
+  // when a measurement is in progress, as soon as it ends.
   void enter_scope() { scopes_.fetch_add(1); }
-  void exit_scope() { scopes_.fetch_sub(1); }
+  void exit_scope();
   bool lazy_active() const { return config_.lazy || scopes_.load() > 0; }
+
+  // Destroys the selector's timer and with it its GPU buffers (weight copies, activations,
+  // outputs, its stream and that stream's workspace); the next tuning makes a new one. Waits
+  // for a measurement in progress. Returns whether there was a timer.
+  bool release_timer();
+  bool has_timer() const;
 
  private:
   std::vector<Decision> tune_locked(const std::vector<Problem>& problems, Timer& timer, const TuneOptions& options);
   std::vector<CacheEntry> valid_entries(const CacheFile& file, const std::string& path);
   std::optional<Tactic> tune_lazily(const Problem& p);
+  class TuneLock;      // holds tune_mutex_ (selector.cpp)
+  Timer& own_timer();  // under tune_mutex_
+  // Releases the timer if a scope end asked for it and lazy tuning is no longer active; called
+  // by whoever holds tune_mutex_ when it lets go (see exit_scope).
+  void release_if_asked();
+
+  // A key tuning left unmeasured in this process. Lazy tuning does not try it again (the table
+  // or floor answers it); a failed one is also reported unmeasured by tune() until a retune.
+  struct Unmeasured {
+    std::string reason;
+    bool failed = false;  // measuring threw, or no timer could be made
+  };
+  void record_unmeasured(const std::string& key, Unmeasured u);
+  std::optional<Unmeasured> unmeasured(const std::string& key) const;
 
   SelectorConfig config_;
   TuneCache cache_;
   std::atomic<int> scopes_{0};
   // One measurement at a time, explicit or lazy: concurrent timings would disturb each other,
-  // and the lazy timer owns GPU buffers.
-  std::mutex tune_mutex_;
-  std::unique_ptr<Timer> lazy_timer_;
-  std::set<std::string> failed_keys_;  // lazy tuning that threw: not retried in this process
+  // and the timer owns GPU buffers.
+  mutable std::mutex tune_mutex_;
+  std::unique_ptr<Timer> timer_;
+  std::atomic<bool> release_asked_{false};  // by the last scope's end, while tune_mutex_ was held
+  // Written under tune_mutex_ too; its own lock lets a lazy call on a failed key answer without
+  // waiting for another key's measurement.
+  mutable std::mutex unmeasured_mutex_;
+  std::map<std::string, Unmeasured> unmeasured_;
 };
 
 }  // namespace fp8gemm::tuning

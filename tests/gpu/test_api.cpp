@@ -228,3 +228,84 @@ TEST(Api, MisalignedScalesAreRoutedAwayFromCublasLt) {
 
 }  // namespace
 }  // namespace fp8gemm
+
+namespace fp8gemm {
+namespace {
+
+size_t free_device_bytes() {
+  size_t free = 0, total = 0;
+  FP8GEMM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return free;
+}
+
+// Issue 44: a stream's workspace (32 MiB of scratch and the flags) was never freed. It is freed
+// by release_stream, never while the stream is being captured, and allocated again on the
+// stream's next call.
+TEST(Api, ReleaseStreamFreesItsWorkspace) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  Context ctx;
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  const size_t streams = ctx.stream_workspaces();
+  const size_t free_before = free_device_bytes();
+  const Workspace ws = ctx.workspace(s);
+  ASSERT_NE(ws.ptr, nullptr);
+  EXPECT_EQ(ctx.stream_workspaces(), streams + 1);
+  const size_t free_with = free_device_bytes();
+  EXPECT_GE(free_before, free_with + ctx.options().workspace_bytes);
+
+  EXPECT_TRUE(ctx.release_stream(s));
+  EXPECT_EQ(ctx.stream_workspaces(), streams);
+  EXPECT_GE(free_device_bytes(), free_with + ctx.options().workspace_bytes);
+  EXPECT_FALSE(ctx.release_stream(s)) << "nothing left to release";
+
+  // A call after the release works, on a new workspace.
+  Fixture f(1, 64, 4096, 4096, 11);
+  const GemmArgs args{f.a.get(), f.b.get(), f.scales.as<float>(), f.scales.as<float>() + 4, f.out.get()};
+  ctx.run(f.p, args, s);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_TRUE(f.check().ok);
+
+  // Inside a capture the graph being built may hold the workspace: refused, and the capture
+  // goes on unharmed.
+  ctx.workspace(s);
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+  try {
+    ctx.release_stream(s);
+    ADD_FAILURE() << "released inside a capture";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << e.what();
+  }
+  ctx.run(f.p, args, s);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(s, &graph), cudaSuccess) << "the capture was broken";
+  cudaGraphDestroy(graph);  // no graph holds the workspace any more: it may go
+  EXPECT_TRUE(ctx.release_stream(s));
+  cudaStreamDestroy(s);
+  expect_context_clean();
+}
+
+// A program that makes and destroys streams, releasing each first, does not grow.
+TEST(Api, StreamChurnWithReleaseDoesNotGrow) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  Context ctx;
+  Fixture f(1, 16, 4096, 4096, 12);
+  const size_t streams = ctx.stream_workspaces();
+  size_t free_after_first = 0;
+  for (int i = 0; i < 100; ++i) {
+    cudaStream_t s;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    ctx.workspace(s);
+    bmm_fp8(f.args(), s, "auto", &ctx);
+    ctx.release_stream(s);
+    cudaStreamDestroy(s);
+    if (i == 0) free_after_first = free_device_bytes();
+  }
+  EXPECT_EQ(ctx.stream_workspaces(), streams);
+  EXPECT_GE(free_device_bytes() + (8ull << 20), free_after_first);
+  EXPECT_TRUE(f.check().ok);
+  expect_context_clean();
+}
+
+}  // namespace
+}  // namespace fp8gemm

@@ -135,3 +135,133 @@ TEST(TuneGpu, CacheSavedHereLoadsIntoAFreshContext) {
 
 }  // namespace
 }  // namespace fp8gemm
+
+namespace fp8gemm {
+namespace {
+
+using testing::problem;
+
+// FP8GEMM_TUNE and FP8GEMM_CACHE as a test needs them (install_autotuner reads both), restored after.
+class TuningEnv {
+ public:
+  explicit TuningEnv(const char* tune) {
+    for (const char* name : {"FP8GEMM_TUNE", "FP8GEMM_CACHE"}) {
+      const char* v = std::getenv(name);
+      saved_.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
+      ::unsetenv(name);
+    }
+    if (tune) ::setenv("FP8GEMM_TUNE", tune, 1);
+  }
+  ~TuningEnv() {
+    for (const auto& [name, v] : saved_) {
+      if (v)
+        ::setenv(name.c_str(), v->c_str(), 1);
+      else
+        ::unsetenv(name.c_str());
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+size_t free_device_bytes() {
+  size_t free = 0, total = 0;
+  FP8GEMM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return free;
+}
+
+// One call's device buffers for `p` (e4m3 inputs, bf16 out, unit scales 16 bytes apart).
+struct CallBuffers {
+  DeviceBuffer a, b, out, scales;
+  explicit CallBuffers(const Problem& p)
+      : a(p.m * p.k), b(p.n * p.k), out(p.m * p.n * 2), scales(8 * sizeof(float)) {
+    const float one[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    scales.upload(one, sizeof one);
+  }
+  GemmArgs args() const { return {a.get(), b.get(), scales.as<float>(), scales.as<float>() + 4, out.get()}; }
+};
+
+// A 64 MiB weight: the timer rotates >= 2 copies of it (>= 2x L2), 128 MiB or more.
+constexpr int64_t kBigN = 8192, kBigK = 8192;
+constexpr size_t kTimerWeightsAtLeast = 100ull << 20;
+
+// Issue 44: the lazy tuner kept its weight copies after the last scope ended. The scope's end
+// frees them, and the workspace of the timer's stream.
+TEST(TuneGpu, TheLastScopeToEndReleasesTheTunersBuffers) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  TuningEnv env(nullptr);
+  Context ctx;
+  install_autotuner(ctx);
+  auto* sel = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
+  ASSERT_NE(sel, nullptr);
+  const Problem p = problem(64, kBigN, kBigK);
+  CallBuffers buffers(p);
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  size_t streams_while_tuning = 0, free_while_tuning = 0;
+  {
+    AutotuneScope scope(true, {}, &ctx);
+    ctx.run(p, buffers.args(), stream);  // tunes the key first
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    EXPECT_TRUE(sel->cache().find(tuning::key_of(p)));
+    EXPECT_TRUE(sel->has_timer());
+    streams_while_tuning = ctx.stream_workspaces();
+    free_while_tuning = free_device_bytes();
+  }
+  EXPECT_FALSE(sel->has_timer());
+  EXPECT_EQ(ctx.stream_workspaces(), streams_while_tuning - 1) << "the timer's stream keeps its workspace";
+  EXPECT_GE(free_device_bytes(), free_while_tuning + kTimerWeightsAtLeast);
+  ctx.release_stream(stream);
+  cudaStreamDestroy(stream);
+}
+
+// tune() returns with its timer gone (no scope is active), and no workspace left behind for the
+// timer's stream: each call made a stream of its own.
+TEST(TuneGpu, TuneReturnsWithTheTimersMemoryFreed) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  TuningEnv env(nullptr);
+  Context ctx;
+  install_autotuner(ctx);
+  auto* sel = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
+  ASSERT_NE(sel, nullptr);
+  const size_t streams = ctx.stream_workspaces();
+  TuneOptions o;
+  o.key_budget_ms = 20;
+  for (int64_t m : {16, 32, 64}) {
+    EXPECT_TRUE(tune(ctx, {problem(m, 4096, 4096)}, o).front().measured);
+    EXPECT_FALSE(sel->has_timer());
+    EXPECT_EQ(ctx.stream_workspaces(), streams);
+  }
+}
+
+// With FP8GEMM_TUNE=1 lazy tuning never ends: the buffers stay until release_tuning_buffers.
+TEST(TuneGpu, ReleaseTuningBuffersFreesTheLazyTimer) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  TuningEnv env("1");
+  Context ctx;
+  install_autotuner(ctx);
+  auto* sel = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
+  ASSERT_NE(sel, nullptr);
+  const Problem p = problem(64, kBigN, kBigK);
+  CallBuffers buffers(p);
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  ctx.run(p, buffers.args(), stream);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  ASSERT_TRUE(sel->has_timer());
+  const size_t streams = ctx.stream_workspaces(), free_before = free_device_bytes();
+  release_tuning_buffers(ctx);
+  EXPECT_FALSE(sel->has_timer());
+  EXPECT_EQ(ctx.stream_workspaces(), streams - 1);
+  EXPECT_GE(free_device_bytes(), free_before + kTimerWeightsAtLeast);
+  ctx.run(problem(128, kBigN, kBigK), buffers.args(), stream);  // the next key tunes with a new timer
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  EXPECT_TRUE(sel->cache().find(tuning::key_of(problem(128, kBigN, kBigK))));
+  release_tuning_buffers(ctx);
+  ctx.release_stream(stream);
+  cudaStreamDestroy(stream);
+}
+
+}  // namespace
+}  // namespace fp8gemm

@@ -49,6 +49,11 @@ bool whole_integer(const std::string& s, int64_t& v) {
 
 void add_problem_options(CLI::App* cmd, ProblemOptions& o) {
   cmd->add_option("--model", o.models, "model preset(s): " + joined(model_preset_names()))->delimiter(',');
+  // The TP degree rides on the path so that one run can take several (and the option count of
+  // tune --help stays within its limit).
+  cmd->add_option("--hf-config", o.hf_configs,
+                  "PATH[:tp=N]: the linears of a Hugging Face config.json (or a folder holding one) per "
+                  "tensor-parallel rank, N ranks (default 1); repeatable");
   cmd->add_option("--shape", o.shapes, "N,K of a layer (repeatable)");
   add_m_option(cmd, o.m_spec)->capture_default_str();
   add_batch_option(cmd, o.batch, "batch");
@@ -76,8 +81,11 @@ std::vector<NamedShape> layers_of(const ProblemOptions& o, const std::string& co
   std::vector<NamedShape> layers;
   for (const std::string& model : o.models)
     for (const NamedShape& s : model_shapes(model)) layers.push_back(s);
+  for (const std::string& spec : o.hf_configs)
+    for (const NamedShape& s : hf_config_shapes(spec, std::cout)) layers.push_back(s);
   for (const std::string& spec : o.shapes) layers.push_back(parse_shape(spec));
-  FP8GEMM_REQUIRE(!layers.empty(), kInvalidArgument, command, ": give --model PRESET or --shape N,K (repeatable)");
+  FP8GEMM_REQUIRE(!layers.empty(), kInvalidArgument, command,
+                  ": give --model PRESET or --shape N,K (repeatable) or --hf-config PATH[:tp=N]");
   return layers;
 }
 

@@ -13,10 +13,11 @@
 
 namespace fp8gemm::cli {
 
-// The problems a command runs on: the layers of --model and --shape, each at every M of --m,
-// with one batch and one set of types.
+// The problems a command runs on: the layers of --model, --hf-config and --shape, each at every M
+// of --m, with one batch and one set of types.
 struct ProblemOptions {
   std::vector<std::string> models;
+  std::vector<std::string> hf_configs;  // "PATH[:tp=N]" each
   std::vector<std::string> shapes;  // "N,K" each
   std::string m_spec = "suite";
   int64_t batch = 1;
@@ -24,7 +25,7 @@ struct ProblemOptions {
   std::string out_dtype = "bf16";
 };
 
-// --model, --shape, --m, --batch, --dtype and --out-dtype.
+// --model, --hf-config, --shape, --m, --batch, --dtype and --out-dtype.
 void add_problem_options(CLI::App* cmd, ProblemOptions& o);
 
 // --m with the grammar of parse_m_spec (tools/common/shapes.h) and its one help string.
@@ -34,7 +35,8 @@ void add_type_options(CLI::App* cmd, std::string& dtype, std::string& out_dtype)
 // --backend: backends by name, comma-separated or repeated, or all (the default).
 CLI::Option* add_backend_option(CLI::App* cmd, std::vector<std::string>& backends, const std::string& help);
 
-// The layers of --model and then --shape. Throws Error(kInvalidArgument) when there are none.
+// The layers of --model, --hf-config (printed as they are derived) and then --shape. Throws
+// Error(kInvalidArgument) when there are none.
 std::vector<NamedShape> layers_of(const ProblemOptions& o, const std::string& command);
 
 struct ProblemTypes {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,23 @@ std::vector<NamedShape> model_shapes(const std::string& preset);
 
 // "N,K" (or "NxK") with N, K >= 1. Throws Error(kInvalidArgument) saying what was expected.
 NamedShape parse_shape(const std::string& spec);
+
+// --hf-config's value: "PATH" or "PATH:tp=N" (a config.json or a folder holding one; N >= 1,
+// 1 when absent). Throws Error(kInvalidArgument) for an empty path or a bad N.
+struct HfConfigSpec {
+  std::string path;
+  int tp = 1;
+};
+HfConfigSpec parse_hf_config_spec(const std::string& spec);
+
+// The layers of one --hf-config value: the config's linears at its TP degree
+// (linears_from_hf_config, include/fp8gemm/models.h), named "MODEL.LINEAR" or, at tp > 1,
+// "MODEL_tpN.LINEAR", where MODEL is the file's stem, or the folder's name for a folder or a file
+// named config.json. Prints every linear (name, N, K, parallel style, layers holding it) and the
+// parser's notes to `os`; a linear fp8gemm cannot run is printed as skipped and left out. Throws
+// Error(kInvalidArgument) naming --hf-config for a config the parser refuses or one with no
+// linear fp8gemm can run.
+std::vector<NamedShape> hf_config_shapes(const std::string& spec, std::ostream& os);
 
 // {1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024, 2048, 4096, 8192, 16384}
 const std::vector<int64_t>& suite_m_values();
