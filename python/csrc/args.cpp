@@ -2,6 +2,9 @@
 
 #include <c10/util/Exception.h>
 
+#include "core/cuda_check.h"
+#include "core/validate.h"
+
 namespace fp8gemm::torch_ops {
 
 namespace {
@@ -111,6 +114,51 @@ BmmFp8Args library_args(const CallDims& d, const at::Tensor& A, const at::Tensor
   a.b_type = to_dtype(B.scalar_type());
   a.out_type = to_dtype(out_dtype);
   return a;
+}
+
+Problem problem_without_gpu(const BmmFp8Args& args) {
+  DeviceInfo any_fp8_gpu;  // the rules checked here do not depend on the GPU
+  any_fp8_gpu.cc_major = 9;
+  return validate_problem(args, any_fp8_gpu);
+}
+
+void check_backend(const std::string& backend) {
+  const size_t colon = backend.find(':');
+  if (colon == std::string::npos) {
+    canonical_backend_name(backend);  // throws naming the accepted spellings
+    return;
+  }
+  constexpr const char* kBackends = "cublaslt (or cublas), cutlass, small_m or cudnn";
+  FP8GEMM_REQUIRE(colon > 0 && colon + 1 < backend.size(), kInvalidArgument, "backend '", backend,
+                  "' is not a tactic name: expected BACKEND:CONFIG (e.g. 'cublaslt:algo=...') with BACKEND ",
+                  kBackends);
+  const std::string prefix = backend.substr(0, colon);
+  std::string name;
+  try {
+    name = canonical_backend_name(prefix);
+  } catch (const Error&) {
+    name = "auto";  // refused below, naming the tactic
+  }
+  FP8GEMM_REQUIRE(name != "auto", kInvalidArgument, "backend '", backend, "' is a tactic name of '", prefix,
+                  "', which is not a backend: expected ", kBackends);
+}
+
+void check_problem(const CallDims& d, const at::Tensor& A, const at::Tensor& B, at::ScalarType out_dtype,
+                   const std::string& backend) {
+  BmmFp8Args a;
+  a.batch = d.batch.maybe_as_int().value_or(1);
+  a.m = d.m.maybe_as_int().value_or(0);
+  a.n = d.n.guard_int(__FILE__, __LINE__);
+  a.k = d.k.guard_int(__FILE__, __LINE__);
+  a.a_type = to_dtype(A.scalar_type());
+  a.b_type = to_dtype(B.scalar_type());
+  a.out_type = to_dtype(out_dtype);
+  try {
+    problem_without_gpu(a);
+    check_backend(backend);
+  } catch (const Error& e) {
+    throw_torch_error(e);
+  }
 }
 
 void throw_torch_error(const Error& e) {

@@ -32,6 +32,21 @@ CallDims check_tensors(const at::Tensor& A, const at::Tensor& B, const at::Tenso
 // The library's arguments for a call with concrete dims (pointers null: fill them in).
 BmmFp8Args library_args(const CallDims& d, const at::Tensor& A, const at::Tensor& B, at::ScalarType out_dtype);
 
+// validate_problem's rules that need no GPU (dims, dtypes, 32-bit sizes), for the checks made
+// before any allocation or GPU work; the GPU's compute capability is checked on it. Throws
+// fp8gemm::Error.
+Problem problem_without_gpu(const BmmFp8Args& args);
+
+// `backend` is auto, a backend name (FlashInfer's spellings too) or a tactic name BACKEND:CONFIG
+// with a known backend and a configuration. Throws Error(kInvalidArgument) naming it and the rule.
+void check_backend(const std::string& backend);
+
+// problem_without_gpu on possibly symbolic dims (n and k are specialized, a symbolic batch or m
+// is checked at run time) and check_backend, as c10 errors. The eager ops run this before they
+// allocate `out`; the Meta implementations run it instead of the GEMM.
+void check_problem(const CallDims& d, const at::Tensor& A, const at::Tensor& B, at::ScalarType out_dtype,
+                   const std::string& backend);
+
 DType to_dtype(at::ScalarType t);  // fp8 and bf16/fp16 only; anything else is c10::TypeError
 
 // Rethrows an fp8gemm::Error as the c10 error Python shows as ValueError (kInvalidArgument) or

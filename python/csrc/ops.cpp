@@ -24,17 +24,40 @@ void check_device(const char* name, const at::Tensor& t, const at::Device& devic
                     ": every tensor must be on A's GPU");
 }
 
-// Validates with the library's rules and enqueues the GEMM on torch's current stream, with a
-// workspace from torch's caching allocator (graph-capture safe, nothing cudaMalloc'ed per call).
-void run(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, const at::Tensor& B_scale,
-         const at::Tensor& out, const CallDims& dims, at::ScalarType out_dtype, const std::string& backend) {
+// Every tensor on A's GPU; `out` may be null (the functional op, before it allocates).
+void check_devices(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, const at::Tensor& B_scale,
+                   const at::Tensor* out) {
   const at::Device device = A.device();
   check_device("A", A, device);
   check_device("B", B, device);
   const char* scale_why = " (scales are read on the GPU only: no host sync)";
   check_device("A_scale", A_scale, device, scale_why);
   check_device("B_scale", B_scale, device, scale_why);
-  check_device("out", out, device);
+  if (out) check_device("out", *out, device);
+}
+
+// The Meta implementations run when any tensor is a meta tensor (Meta outranks CPU and CUDA in
+// dispatch): all of them must be, or a call with real inputs and a meta `out` would return
+// having computed nothing.
+void check_all_meta(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, const at::Tensor& B_scale,
+                    const at::Tensor* out) {
+  const std::pair<const char*, const at::Tensor*> tensors[] = {
+      {"A", &A}, {"B", &B}, {"A_scale", &A_scale}, {"B_scale", &B_scale}, {"out", out}};
+  const char* meta = nullptr;
+  for (const auto& [name, t] : tensors)
+    if (t && t->is_meta() && !meta) meta = name;
+  if (!meta) return;  // not reached (this kernel runs because one is; fake tensors are meta in it)
+  for (const auto& [name, t] : tensors)
+    TORCH_CHECK_VALUE(!t || t->is_meta(), name, " is on ", t->device(), " but ", meta, " is a meta tensor: ",
+                      "every tensor must be on one device (all meta to trace, all on one GPU to run)");
+}
+
+// Validates with the library's rules and enqueues the GEMM on torch's current stream, with a
+// workspace from torch's caching allocator (graph-capture safe, nothing cudaMalloc'ed per call).
+// The caller has run check_tensors, check_problem and check_devices.
+void run(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, const at::Tensor& B_scale,
+         const at::Tensor& out, const CallDims& dims, at::ScalarType out_dtype, const std::string& backend) {
+  const at::Device device = A.device();
   const c10::cuda::CUDAGuard guard(device);
   const int dev = device.index();
   try {
@@ -67,33 +90,13 @@ void run(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, co
   }
 }
 
-// The library's dims/dtype rules (n, k multiples of 16, e5m2 x e5m2, 32-bit sizes) and the
-// backend spelling, on possibly symbolic dims: n and k are specialized (weights), a symbolic m
-// is checked at run time only.
-void check_meta(const CallDims& d, const at::Tensor& A, const at::Tensor& B, at::ScalarType out_dtype,
-                const std::string& backend) {
-  BmmFp8Args a;
-  a.batch = d.batch.maybe_as_int().value_or(1);
-  a.m = d.m.maybe_as_int().value_or(0);
-  a.n = d.n.guard_int(__FILE__, __LINE__);
-  a.k = d.k.guard_int(__FILE__, __LINE__);
-  a.a_type = to_dtype(A.scalar_type());
-  a.b_type = to_dtype(B.scalar_type());
-  a.out_type = to_dtype(out_dtype);
-  DeviceInfo any_fp8_gpu;  // the GPU is not known here; its compute capability is checked at run time
-  any_fp8_gpu.cc_major = 9;
-  try {
-    validate_problem(a, any_fp8_gpu);
-    if (backend.find(':') == std::string::npos) canonical_backend_name(backend);
-  } catch (const Error& e) {
-    throw_torch_error(e);
-  }
-}
-
+// Every argument is checked before `out` is allocated or the GPU is touched.
 template <int Rank>
 at::Tensor op_cuda(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, const at::Tensor& B_scale,
                    at::ScalarType out_dtype, std::string backend) {
   const CallDims d = check_tensors(A, B, A_scale, B_scale, out_dtype, nullptr, Rank);
+  check_problem(d, A, B, out_dtype, backend);
+  check_devices(A, B, A_scale, B_scale, nullptr);
   at::Tensor out = Rank == 3 ? at::empty({d.batch.expect_int(), d.m.expect_int(), d.n.expect_int()},
                                          A.options().dtype(out_dtype))
                              : at::empty({d.m.expect_int(), d.n.expect_int()}, A.options().dtype(out_dtype));
@@ -105,6 +108,8 @@ template <int Rank>
 void op_out_cuda(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, const at::Tensor& B_scale,
                  at::ScalarType out_dtype, const at::Tensor& out, std::string backend) {
   const CallDims d = check_tensors(A, B, A_scale, B_scale, out_dtype, &out, Rank);
+  check_problem(d, A, B, out_dtype, backend);
+  check_devices(A, B, A_scale, B_scale, &out);
   run(A, B, A_scale, B_scale, out, d, out_dtype, backend);
 }
 
@@ -112,7 +117,8 @@ template <int Rank>
 at::Tensor op_meta(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, const at::Tensor& B_scale,
                    at::ScalarType out_dtype, std::string backend) {
   const CallDims d = check_tensors(A, B, A_scale, B_scale, out_dtype, nullptr, Rank);
-  check_meta(d, A, B, out_dtype, backend);
+  check_problem(d, A, B, out_dtype, backend);
+  check_all_meta(A, B, A_scale, B_scale, nullptr);
   if (Rank == 3) return at::empty_symint({d.batch, d.m, d.n}, A.options().dtype(out_dtype));
   return at::empty_symint({d.m, d.n}, A.options().dtype(out_dtype));
 }
@@ -121,7 +127,8 @@ template <int Rank>
 void op_out_meta(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, const at::Tensor& B_scale,
                  at::ScalarType out_dtype, const at::Tensor& out, std::string backend) {
   const CallDims d = check_tensors(A, B, A_scale, B_scale, out_dtype, &out, Rank);
-  check_meta(d, A, B, out_dtype, backend);
+  check_problem(d, A, B, out_dtype, backend);
+  check_all_meta(A, B, A_scale, B_scale, &out);
 }
 
 }  // namespace

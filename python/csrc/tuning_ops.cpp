@@ -5,6 +5,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include <cmath>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -31,15 +32,64 @@ auto on_current_gpu(Fn&& fn) {
   }
 }
 
-Problem make_problem(const Context& ctx, int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarType a,
-                     at::ScalarType b, at::ScalarType out) {
+// The library's arguments of one problem, checked with every rule that needs no GPU, so that a bad
+// call fails before the GPU is touched; on_gpu adds the GPU's own rule (its compute capability).
+BmmFp8Args problem_args(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarType a, at::ScalarType b,
+                        at::ScalarType out) {
   BmmFp8Args args;
   args.batch = batch, args.m = m, args.n = n, args.k = k;
   args.a_type = to_dtype(a);
   args.b_type = to_dtype(b);
   args.out_type = to_dtype(out);
-  return validate_problem(args, ctx.device());
+  try {
+    problem_without_gpu(args);
+  } catch (const Error& e) {
+    throw_torch_error(e);
+  }
+  return args;
 }
+
+// A key is tuned at its M bucket's upper edge: that problem must be valid too.
+void check_bucket_edge(BmmFp8Args args) {
+  const int64_t m = args.m;
+  args.m = m_bucket(m);
+  try {
+    problem_without_gpu(args);
+  } catch (const Error& e) {
+    std::string rule = e.what();
+    if (rule.rfind("fp8gemm: ", 0) == 0) rule = rule.substr(9);
+    C10_THROW_ERROR(ValueError, c10::str("fp8gemm: m=", m, " is tuned at its M bucket's upper edge m<=", args.m, ": ",
+                                         rule));
+  }
+}
+
+// Budgets are finite and >= 0; a key's at most an hour, as the CLI's --key-budget-ms (the tuner
+// turns budget over call time into counts of calls).
+constexpr double kMaxKeyBudgetMs = 3600e3;
+void check_budgets(double key_budget_ms, double run_budget_ms) {
+  TORCH_CHECK_VALUE(std::isfinite(key_budget_ms) && key_budget_ms >= 0 && key_budget_ms <= kMaxKeyBudgetMs,
+                    "key_budget_ms must be a finite number in [0, 3600000], got ", key_budget_ms);
+  TORCH_CHECK_VALUE(std::isfinite(run_budget_ms) && run_budget_ms >= 0,
+                    "run_budget_ms must be a finite number >= 0, got ", run_budget_ms);
+}
+
+// The canonical names of `backends` (the tuner matches names exactly): each a backend, never auto.
+std::vector<std::string> canonical_backends(const std::vector<std::string>& backends) {
+  std::vector<std::string> out;
+  for (const std::string& b : backends) {
+    std::string name = "auto";  // refused below
+    try {
+      name = canonical_backend_name(b);
+    } catch (const Error&) {
+    }
+    TORCH_CHECK_VALUE(name != "auto", "backends: '", b,
+                      "' is not a backend: expected cublaslt (or cublas), cutlass, small_m or cudnn (none: all)");
+    out.push_back(name);
+  }
+  return out;
+}
+
+Problem on_gpu(const Context& ctx, const BmmFp8Args& args) { return validate_problem(args, ctx.device()); }
 
 std::string info() {
   nlohmann::json j = {{"version", FP8GEMM_VERSION_STRING}, {"device_count", device_count()}};
@@ -62,21 +112,33 @@ std::string info() {
 // The tactic a call would run now (no measuring): `backend` as in bmm_fp8.
 std::string choose(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarType a, at::ScalarType b,
                    at::ScalarType out, std::string backend) {
-  return on_current_gpu([&](Context& ctx) { return ctx.choose(make_problem(ctx, batch, m, n, k, a, b, out), backend).name(); });
+  const BmmFp8Args args = problem_args(batch, m, n, k, a, b, out);
+  try {
+    check_backend(backend);
+  } catch (const Error& e) {
+    throw_torch_error(e);
+  }
+  return on_current_gpu([&](Context& ctx) { return ctx.choose(on_gpu(ctx, args), backend).name(); });
 }
 
 // problems: [batch, m, n, k] flattened. Returns decisions_to_json.
 std::string tune_problems(std::vector<int64_t> bmnk, at::ScalarType a, at::ScalarType b, at::ScalarType out,
                           double key_budget_ms, double run_budget_ms, std::vector<std::string> backends, bool retune) {
   TORCH_CHECK_VALUE(bmnk.size() % 4 == 0, "tune: problems must be [batch, m, n, k] quadruples");
+  std::vector<BmmFp8Args> args;
+  for (size_t i = 0; i < bmnk.size(); i += 4) {
+    args.push_back(problem_args(bmnk[i], bmnk[i + 1], bmnk[i + 2], bmnk[i + 3], a, b, out));
+    check_bucket_edge(args.back());
+  }
+  check_budgets(key_budget_ms, run_budget_ms);
+  const std::vector<std::string> only = canonical_backends(backends);
   return on_current_gpu([&](Context& ctx) {
     std::vector<Problem> problems;
-    for (size_t i = 0; i < bmnk.size(); i += 4)
-      problems.push_back(make_problem(ctx, bmnk[i], bmnk[i + 1], bmnk[i + 2], bmnk[i + 3], a, b, out));
+    for (const BmmFp8Args& one : args) problems.push_back(on_gpu(ctx, one));
     TuneOptions o;
     o.key_budget_ms = key_budget_ms;
     o.run_budget_ms = run_budget_ms;
-    o.backends = std::move(backends);
+    o.backends = only;
     o.retune = retune;
     return tuning::decisions_to_json(tune(ctx, problems, o), ctx.device());
   });
@@ -86,8 +148,13 @@ std::string tune_problems(std::vector<int64_t> bmnk, at::ScalarType a, at::Scala
 // the key with every candidate's time, the noise floor, the choice and why.
 std::string explain(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarType a, at::ScalarType b,
                     at::ScalarType out, double key_budget_ms, bool measure) {
+  const BmmFp8Args args = problem_args(batch, m, n, k, a, b, out);
+  if (measure) {
+    check_bucket_edge(args);
+    check_budgets(key_budget_ms, 0);
+  }
   return on_current_gpu([&](Context& ctx) {
-    const Problem p = make_problem(ctx, batch, m, n, k, a, b, out);
+    const Problem p = on_gpu(ctx, args);
     std::ostringstream os;
     os << ctx.device().to_string() << "\n"
        << "problem   " << p << "  (bucket m<=" << m_bucket(p.m) << ")\n"

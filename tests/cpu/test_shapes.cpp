@@ -106,6 +106,34 @@ TEST(Shapes, MSpecErrorsNameTheItem) {
   }
 }
 
+// M is capped at 2^31-1 (its products with N and K must fit in 32 bits) and no range's arithmetic
+// overflows: each value is in [1, 2^31-1] however large the step, and steps above 2^31-1 are refused.
+TEST(Shapes, MSpecRangesNeverOverflow) {
+  constexpr int64_t kMax = 2147483647;
+  EXPECT_EQ(parse_m_spec("1:2147483647:+2147483647"), (std::vector<int64_t>{1}));
+  EXPECT_EQ(parse_m_spec("1:2147483647:x2147483647"), (std::vector<int64_t>{1, kMax}));
+  EXPECT_EQ(parse_m_spec("2147483647:2147483647:+1"), (std::vector<int64_t>{kMax}));
+  EXPECT_EQ(parse_m_spec("1073741824:2147483647:+1073741823"), (std::vector<int64_t>{1073741824, kMax}));
+  EXPECT_EQ(parse_m_spec("1073741824:2147483647:x2"), (std::vector<int64_t>{1073741824}));
+  EXPECT_EQ(parse_m_spec("46341:2147483647:x46341"), (std::vector<int64_t>{46341}));  // 46341^2 > 2^31-1
+  const std::vector<int64_t> doubling = parse_m_spec("1:2147483647:x2");
+  ASSERT_EQ(doubling.size(), 31u);
+  EXPECT_EQ(doubling.back(), int64_t(1) << 30);
+  EXPECT_EQ(parse_m_spec("2147483640:2147483647:+3").back(), 2147483646);
+  for (const char* bad : {"1:2147483647:+9223372036854775807", "1:2147483647:x9223372036854775807",
+                          "1:16:+2147483648", "1:16:x2147483648", "1:16:+99999999999999999999", "2147483648",
+                          "9223372036854775808", "1:2147483648:+1", "2147483648:2147483649:x2", "-1:16:+1"}) {
+    try {
+      const std::vector<int64_t> got = parse_m_spec(bad);
+      ADD_FAILURE() << "no error for '" << bad << "': " << got.size() << " values from " << got.front();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << bad;
+      EXPECT_NE(std::string(e.what()).find("--m"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("2147483647"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // Every command's --m shows kMSpecHelp: it names each form parse_m_spec takes, and its examples parse.
 TEST(Shapes, TheMHelpNamesEveryFormAndItsExamplesParse) {
   const std::string help = kMSpecHelp;

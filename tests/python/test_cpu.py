@@ -143,8 +143,136 @@ def _errors():
     ]
 
 
-@pytest.mark.parametrize("case", _errors(), ids=lambda c: c[0])
+# Tactic names that are not ones: the Meta implementation refuses them as the eager op does.
+BAD_BACKENDS = [
+    ("nope:x", "backend 'nope:x' is a tactic name of 'nope', which is not a backend"),
+    (":", "backend ':' is not a tactic name: expected BACKEND:CONFIG"),
+    (":x", "backend ':x' is not a tactic name"),
+    ("cublaslt:", "backend 'cublaslt:' is not a tactic name"),
+    ("auto:x", "backend 'auto:x' is a tactic name of 'auto', which is not a backend"),
+    ("", "backend '' is unknown"),
+    ("cublaslt ", "backend 'cublaslt ' is unknown"),
+]
+
+
+def _meta_errors():
+    A, B, sa, sb = meta_problem(2, 16, 64, 32)
+    cA, cB, csa, csb = meta_problem(2, 16, 64, 32, device="cpu")
+    big_A, big_B, _, _ = meta_problem(1, 2**20, 2**20, 16)
+    out = torch.empty(2, 16, 64, dtype=torch.bfloat16, device="meta")
+    cases = [(f"backend {name!r}", lambda name=name: fp8gemm.bmm_fp8(A, B, sa, sb, torch.bfloat16, backend=name),
+              ValueError, text) for name, text in BAD_BACKENDS]
+    return cases + [
+        ("gemm backend ':'", lambda: fp8gemm.gemm_fp8(A[0], B[0], sa, sb, torch.bfloat16, backend=":"), ValueError,
+         "is not a tactic name"),
+        ("out= backend 'nope:x'", lambda: fp8gemm.bmm_fp8(A, B, sa, sb, torch.bfloat16, out=out, backend="nope:x"),
+         ValueError, "which is not a backend"),
+        ("CPU inputs, meta out", lambda: fp8gemm.bmm_fp8(cA, cB, csa, csb, torch.bfloat16, out=out), ValueError,
+         "A is on cpu but out is a meta tensor"),
+        ("2-D CPU inputs, meta out", lambda: fp8gemm.gemm_fp8(cA[0], cB[0], csa, csb, torch.bfloat16, out=out[0]),
+         ValueError, "A is on cpu but out is a meta tensor"),
+        ("CPU scale, meta tensors", lambda: fp8gemm.bmm_fp8(A, B, sa, csb, torch.bfloat16), ValueError,
+         "B_scale is on cpu but A is a meta tensor"),
+        ("CPU B, meta A and out", lambda: fp8gemm.bmm_fp8(A, cB, sa, sb, torch.bfloat16, out=out), ValueError,
+         "B is on cpu but A is a meta tensor"),
+        ("m*n beyond 32 bits", lambda: fp8gemm.bmm_fp8(big_A, big_B, sa, sb, torch.bfloat16), ValueError,
+         "m*n (batch stride of out) = 1099511627776 exceeds 2^31-1"),
+        ("k*n beyond 32 bits", lambda: fp8gemm.gemm_fp8(*(t[0] for t in meta_problem(1, 1, 2**27, 32)[:2]), sa, sb,
+                                                        torch.bfloat16), ValueError, "n*k (batch stride of B)"),
+        ("batch beyond 32 bits", lambda: fp8gemm.bmm_fp8(*meta_problem(2**31, 1, 16, 16), torch.bfloat16), ValueError,
+         "batch = 2147483648 exceeds 2^31-1"),
+    ]
+
+
+@pytest.mark.parametrize("case", _errors() + _meta_errors(), ids=lambda c: c[0])
 def test_error(case):
+    _, call, exc, text = case
+    with pytest.raises(exc) as info:
+        call()
+    assert text in str(info.value), str(info.value)
+
+
+def test_meta_accepts_the_tactic_names_eager_accepts():
+    A, B, sa, sb = meta_problem(1, 8, 64, 32)
+    for name in ("cublaslt:algo=66", "cublas:algo=66", "CUTLASS:x", "small_m:anything", "cudnn", "CUBLAS"):
+        assert fp8gemm.bmm_fp8(A, B, sa, sb, torch.bfloat16, backend=name).shape == (1, 8, 64), name
+
+
+# The eager op (CPU tensors reach it, the dispatcher having no CPU kernel of its own) checks every
+# rule before it allocates `out` or touches a GPU: a 2 TiB output is refused, not allocated, and a
+# bad backend or problem is reported ahead of the device.
+def _eager_errors():
+    A, B, sa, sb = meta_problem(1, 16, 64, 32, device="cpu")
+    big_A, big_B, _, _ = meta_problem(1, 2**20, 2**20, 16, device="cpu")  # 16 MiB each; out would be 2 TiB
+    out = torch.empty(1, 16, 64, dtype=torch.bfloat16)
+    cases = [(f"backend {name!r}", lambda name=name: fp8gemm.bmm_fp8(A, B, sa, sb, torch.bfloat16, backend=name),
+              ValueError, text) for name, text in BAD_BACKENDS]
+    return cases + [
+        ("out of 2 TiB", lambda: fp8gemm.bmm_fp8(big_A, big_B, sa, sb, torch.bfloat16), ValueError,
+         "m*n (batch stride of out) = 1099511627776 exceeds 2^31-1"),
+        ("2-D out of 2 TiB", lambda: fp8gemm.gemm_fp8(big_A[0], big_B[0], sa, sb, torch.float16), ValueError,
+         "m*n (batch stride of out) = 1099511627776 exceeds 2^31-1"),
+        ("k not multiple of 16", lambda: fp8gemm.bmm_fp8(*meta_problem(1, 4, 64, 24, device="cpu"), torch.bfloat16),
+         ValueError, "k must be a multiple of 16"),
+        ("e5m2 x e5m2", lambda: fp8gemm.bmm_fp8(A.to(E5M2), B.to(E5M2), sa, sb, torch.bfloat16), ValueError,
+         "e5m2 x e5m2 is not supported"),
+        ("out= backend ':'", lambda: fp8gemm.bmm_fp8(A, B, sa, sb, torch.bfloat16, out=out, backend=":"), ValueError,
+         "is not a tactic name"),
+        ("out= shape", lambda: fp8gemm.bmm_fp8(A, B, sa, sb, torch.bfloat16, out=out[:, :8]), ValueError,
+         "out must have shape [b, m, n] = [1, 16, 64]"),
+        ("valid call on CPU", lambda: fp8gemm.bmm_fp8(A, B, sa, sb, torch.bfloat16), ValueError,
+         "A must be a CUDA tensor, got one on cpu"),
+        ("valid out= call on CPU", lambda: fp8gemm.gemm_fp8(A[0], B[0], sa, sb, torch.bfloat16, out=out[0]),
+         ValueError, "A must be a CUDA tensor, got one on cpu"),
+    ]
+
+
+@pytest.mark.parametrize("case", _eager_errors(), ids=lambda c: c[0])
+def test_eager_error_before_allocation(case):
+    _, call, exc, text = case
+    with pytest.raises(exc) as info:
+        call()
+    assert text in str(info.value), str(info.value)
+
+
+# The tuning ops check their arguments before they look for a GPU.
+def _tuning_errors():
+    return [
+        ("key budget nan", lambda: fp8gemm.tune([(16, 64, 32)], key_budget_ms=float("nan")), ValueError,
+         "key_budget_ms must be a finite number in [0, 3600000], got nan"),
+        ("key budget -1", lambda: fp8gemm.tune([(16, 64, 32)], key_budget_ms=-1), ValueError, "key_budget_ms"),
+        ("key budget inf", lambda: fp8gemm.tune([(16, 64, 32)], key_budget_ms=float("inf")), ValueError,
+         "key_budget_ms"),
+        ("key budget above an hour", lambda: fp8gemm.tune([(16, 64, 32)], key_budget_ms=1e9), ValueError,
+         "key_budget_ms"),
+        ("run budget -1", lambda: fp8gemm.tune([(16, 64, 32)], run_budget_ms=-1), ValueError,
+         "run_budget_ms must be a finite number >= 0, got -1"),
+        ("run budget nan", lambda: fp8gemm.tune([(16, 64, 32)], run_budget_ms=float("nan")), ValueError,
+         "run_budget_ms"),
+        ("unknown backend", lambda: fp8gemm.tune([(16, 64, 32)], backends=["tensorrt"]), ValueError,
+         "backends: 'tensorrt' is not a backend"),
+        ("backend auto", lambda: fp8gemm.tune([(16, 64, 32)], backends=["auto"]), ValueError,
+         "backends: 'auto' is not a backend"),
+        ("n not multiple of 16", lambda: fp8gemm.tune([(16, 72, 32)]), ValueError, "n must be a multiple of 16"),
+        ("negative m", lambda: fp8gemm.tune([(-1, 64, 32)]), ValueError, "m must be >= 0"),
+        ("bucket edge beyond 32 bits", lambda: fp8gemm.tune([(20000, 65536, 16)]), ValueError,
+         "m=20000 is tuned at its M bucket's upper edge m<=32768: m*n (batch stride of out) = 2147483648"),
+        ("choose bad tactic name", lambda: fp8gemm.choose(16, 64, 32, backend="nope:x"), ValueError,
+         "which is not a backend"),
+        ("choose k not multiple of 16", lambda: fp8gemm.choose(16, 64, 24), ValueError, "k must be a multiple of 16"),
+        ("choose e5m2 x e5m2", lambda: fp8gemm.choose(16, 64, 32, a_dtype=E5M2, b_dtype=E5M2), ValueError,
+         "e5m2 x e5m2"),
+        ("choose fp32 output", lambda: fp8gemm.choose(16, 64, 32, dtype=torch.float32), TypeError,
+         "fp8gemm has no dtype torch.float32"),
+        ("explain n=72", lambda: fp8gemm.explain(16, 72, 32), ValueError, "n must be a multiple of 16"),
+        ("explain key budget nan", lambda: fp8gemm.explain(16, 64, 32, key_budget_ms=float("nan")), ValueError,
+         "key_budget_ms"),
+        ("explain bucket edge", lambda: fp8gemm.explain(20000, 65536, 16), ValueError, "m<=32768"),
+    ]
+
+
+@pytest.mark.parametrize("case", _tuning_errors(), ids=lambda c: c[0])
+def test_tuning_op_error_before_the_gpu(case):
     _, call, exc, text = case
     with pytest.raises(exc) as info:
         call()

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include "core/cuda_check.h"
 #include "core/validate.h"
@@ -18,6 +18,7 @@
 #include "tools/cli/options.h"
 #include "tools/common/confirm.h"
 #include "tools/common/report.h"
+#include "tools/common/files.h"
 #include "tools/common/shapes.h"
 
 namespace fp8gemm::cli {
@@ -47,12 +48,16 @@ struct Job {
   int64_t m;
 };
 
-std::vector<Job> jobs_of(const BenchOptions& o) {
+std::vector<Job> jobs_of(const BenchOptions& o, const ProblemTypes& types) {
   const std::vector<NamedShape> layers = layers_of(o.problems, "bench");
   const std::vector<int64_t> ms = parse_m_spec(o.problems.m_spec);
   std::vector<Job> jobs;
   for (const NamedShape& s : layers)
-    for (int64_t m : ms) jobs.push_back({s, m});
+    for (int64_t m : ms) {
+      checked_problem(args_of(o.problems.batch, m, s, types), "bench",
+                      "layer " + s.name + " at M=" + std::to_string(m) + " of --m");
+      jobs.push_back({s, m});
+    }
   return jobs;
 }
 
@@ -284,16 +289,22 @@ void time_auto_again(Timer& timer, std::vector<BenchPoint>& points) {
 
 void run_bench(const BenchOptions& o) {
   // Everything that can be checked without a GPU is checked first, so typos fail fast anywhere.
-  const std::vector<Job> jobs = jobs_of(o);
   const ProblemTypes types = types_of(o.problems.dtype, o.problems.out_dtype);
+  const std::vector<Job> jobs = jobs_of(o, types);
   const std::vector<std::string> selected = backends_of(o.backends);
   for (const std::string& name : o.named) {
-    FP8GEMM_REQUIRE(name.find(':') != std::string::npos, kInvalidArgument, "--add-tactic: '", name,
+    const size_t colon = name.find(':');
+    FP8GEMM_REQUIRE(colon != std::string::npos && colon > 0 && colon + 1 < name.size(), kInvalidArgument,
+                    "--add-tactic: '", name,
                     "' is not a tactic name (BACKEND:CONFIG, e.g. as `fp8gemm explain` prints them)");
     const std::string backend = Tactic::parse(name).backend;
-    FP8GEMM_REQUIRE(canonical_backend_name(backend) == backend, kInvalidArgument, "--add-tactic: '", name,
-                    "' spells its backend '", backend, "'; tactic names use '", canonical_backend_name(backend), ":'");
+    const std::string canonical = canonical_backend_name(backend);
+    FP8GEMM_REQUIRE(canonical != "auto", kInvalidArgument, "--add-tactic: '", name,
+                    "' names no backend: auto is not one (cublaslt, cutlass, small_m or cudnn)");
+    FP8GEMM_REQUIRE(canonical == backend, kInvalidArgument, "--add-tactic: '", name, "' spells its backend '", backend,
+                    "'; tactic names use '", canonical, ":'");
   }
+  require_distinct_files({{"--csv", o.csv}, {"--json", o.json}});
   if (!have_gpu("bench")) return;
   const auto start = std::chrono::steady_clock::now();
   Context& ctx = default_context();
@@ -340,18 +351,21 @@ void run_bench(const BenchOptions& o) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("bench: %zu points, %d failed, %.1f s\n", points.size(), failures, seconds);
-  if (!o.csv.empty()) {
-    std::ofstream f(o.csv);
-    FP8GEMM_REQUIRE(f, kIo, "cannot write ", o.csv);
-    write_csv(f, points);
-    std::printf("wrote %s\n", o.csv.c_str());
-  }
-  if (!o.json.empty()) {
-    std::ofstream f(o.json);
-    FP8GEMM_REQUIRE(f, kIo, "cannot write ", o.json);
-    write_json(f, points);
-    std::printf("wrote %s\n", o.json.c_str());
-  }
+  // Each file is tried even when the other fails; a failed write fails the run.
+  auto write = [&](const std::string& option, const std::string& path, auto writer) {
+    if (path.empty()) return;
+    std::ostringstream text;
+    writer(text, points);
+    try {
+      write_file(option, path, text.str());
+      std::printf("wrote %s\n", path.c_str());
+    } catch (const Error& e) {
+      ++failures;
+      std::fprintf(stderr, "%s\n", e.what());
+    }
+  };
+  write("--csv", o.csv, write_csv);
+  write("--json", o.json, write_json);
   if (failures) exit_code() = 1;
 }
 
@@ -366,8 +380,9 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_option("--add-tactic", o.named,
                   "also time this tactic (its canonical name, as `explain` prints it; repeatable) at every point "
                   "where it can run; it always reaches the full round and gets its own row, named_1, named_2, ...");
-  cmd->add_option("--csv", o.csv, "write every point to this CSV file");
-  cmd->add_option("--json", o.json, "write every point and every candidate's timing to this JSON file");
+  cmd->add_option("--csv", o.csv, "write every point to this CSV file")->check(writable_file());
+  cmd->add_option("--json", o.json, "write every point and every candidate's timing to this JSON file")
+      ->check(writable_file());
   cmd->callback([] { run_bench(o); });
 });
 

@@ -2,6 +2,7 @@
 // against the float64 reference, outputs poisoned before each call. Non-zero exit on failure.
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <vector>
 
 #include "core/cuda_check.h"
@@ -62,11 +63,9 @@ std::vector<Problem> requested_problems(const CheckOptions& o) {
   std::vector<Problem> out;
   for (const std::string& spec : o.shapes) {
     const NamedShape s = parse_shape(spec);
-    for (int64_t m : ms) {
-      Problem p;
-      p.batch = o.batch, p.m = m, p.n = s.n, p.k = s.k;
-      out.push_back(p);
-    }
+    for (int64_t m : ms)
+      out.push_back(checked_problem(args_of(o.batch, m, s, ProblemTypes{}), "check",
+                                    "--shape " + spec + " at M=" + std::to_string(m) + " of --m"));
   }
   return out;
 }
@@ -133,8 +132,10 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_option("--tactic", o.tactic_filter, "only tactics whose name contains this text");
   cmd->add_option("--shape", o.shapes, "N,K of a layer to check (repeatable); with --m, instead of the built-in set");
   add_m_option(cmd, o.m_spec);
-  cmd->add_option("--batch", o.batch, "batch of the --shape problems")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--seed", o.seed, "random seed of the first problem")->capture_default_str();
+  add_batch_option(cmd, o.batch, "batch of the --shape problems")->needs("--shape");
+  cmd->add_option("--seed", o.seed, "random seed of the first problem")
+      ->capture_default_str()
+      ->check(integer_in(0, std::numeric_limits<int64_t>::max()));
   cmd->add_flag("--quiet", o.quiet, "print failures only");
   cmd->callback([] { run_check(o); });
 });

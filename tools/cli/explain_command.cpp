@@ -29,6 +29,13 @@ void run_explain(const ExplainOptions& o) {
   const NamedShape layer = parse_shape(o.shape);
   const std::vector<int64_t> ms = parse_m_spec(o.m_spec);
   const ProblemTypes types = types_of(o.dtype, o.out_dtype);
+  for (int64_t m : ms) {
+    const std::string origin = "--shape " + o.shape + " at M=" + std::to_string(m) + " of --m";
+    checked_problem(args_of(o.batch, m, layer, types), "explain", origin);
+    // Its key is tuned at the bucket's upper edge, so the edge must make a valid problem too.
+    checked_problem(args_of(o.batch, m_bucket(m), layer, types), "explain",
+                    origin + ", tuned at its bucket's edge m<=" + std::to_string(m_bucket(m)));
+  }
   if (!have_gpu("explain")) return;
   Context& ctx = default_context();
   std::vector<Problem> problems;
@@ -64,12 +71,10 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("explain", "measure one shape at each M and show why auto picks what it picks");
   cmd->add_option("--shape", o.shape, "N,K of the layer")->required();
   add_m_option(cmd, o.m_spec)->required();
-  cmd->add_option("--batch", o.batch, "batch")->capture_default_str()->check(CLI::PositiveNumber);
+  add_batch_option(cmd, o.batch, "batch");
   add_type_options(cmd, o.dtype, o.out_dtype);
-  cmd->add_option("--cache", o.cache, "cache file to report `auto now` from");
-  cmd->add_option("--key-budget-ms", o.key_budget_ms, "time budget of each M's measurement")
-      ->capture_default_str()
-      ->check(non_negative());
+  cmd->add_option("--cache", o.cache, "cache file to report `auto now` from")->check(readable_file());
+  add_key_budget_option(cmd, o.key_budget_ms, "time budget of each M's measurement");
   cmd->callback([] { run_explain(o); });
 });
 

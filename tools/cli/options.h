@@ -55,9 +55,32 @@ bool backend_selected(const std::vector<std::string>& selected, const std::strin
 // The arguments of one problem, for validate_problem.
 BmmFp8Args args_of(int64_t batch, int64_t m, const NamedShape& layer, const ProblemTypes& types);
 
-// Refuses a negative number (budgets), naming the value; CLI11's NonNegativeNumber names its range
-// up to the largest double instead.
-const CLI::Validator& non_negative();
+// Validators whose messages name the rule and the value ("--batch: must be an integer in [1,
+// 2147483647], not 0"). CLI11's own name their range up to the largest double, and its
+// NonNegativeNumber lets nan and inf through.
+CLI::Validator integer_in(int64_t lo, int64_t hi);
+CLI::Validator finite_number_in(double lo, double hi);  // hi = infinity: no upper limit
+
+// Output and input files, checked as the command line is parsed (tools/common/files.h); CLI11
+// prefixes the option's name to the message.
+CLI::Validator writable_file(bool regular_only = false);
+CLI::Validator readable_file();
+
+// Problem dims are 32-bit (core/validate.cpp): --batch is at most 2^31-1.
+constexpr int64_t kMaxBatch = 2147483647;
+// --batch with that range.
+CLI::Option* add_batch_option(CLI::App* cmd, int64_t& batch, const std::string& help);
+
+// The tuner turns a key's budget over a call's time into counts of calls (tune/round_plan.cpp):
+// at most an hour per key keeps them in range.
+constexpr double kMaxKeyBudgetMs = 3600e3;
+// --key-budget-ms, a finite number in [0, kMaxKeyBudgetMs].
+CLI::Option* add_key_budget_option(CLI::App* cmd, double& ms, const std::string& help);
+
+// validate_problem's rules that need no GPU (dims, types, 32-bit sizes), checked before a command
+// looks for one. Throws Error(kInvalidArgument) starting with `command` and `origin` (which
+// options made the problem, e.g. "layer 4097x4096 of --shape at M=1 of --m"), then the rule.
+Problem checked_problem(const BmmFp8Args& args, const std::string& command, const std::string& origin);
 
 // Whether a GPU is there; when not, says so for `command` and sets the exit code to 2.
 bool have_gpu(const std::string& command);

@@ -6,15 +6,17 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
+#include <limits>
 #include <set>
 #include <tuple>
 
+#include "core/cuda_check.h"
 #include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
 #include "fp8gemm/tune.h"
 #include "tools/cli/command.h"
 #include "tools/cli/options.h"
+#include "tools/common/files.h"
 #include "tools/common/shapes.h"
 #include "tune/report.h"
 
@@ -47,7 +49,11 @@ Keys keys_of(const TuneCliOptions& o) {
     for (int64_t m : ms) {
       const int64_t bucket = m_bucket(m);
       if (!seen.insert({s.n, s.k, bucket}).second) continue;
-      keys.args.push_back(args_of(o.problems.batch, bucket, s, types));
+      // A key is tuned at its bucket's upper edge, so the edge must make a valid problem.
+      const BmmFp8Args args = args_of(o.problems.batch, bucket, s, types);
+      checked_problem(args, "tune", "layer " + s.name + " at M=" + std::to_string(m) + " of --m, tuned at its "
+                                    "bucket's edge m<=" + std::to_string(bucket));
+      keys.args.push_back(args);
       keys.labels.push_back(s.name);
     }
   return keys;
@@ -60,10 +66,11 @@ std::string label_of(const std::vector<Problem>& problems, const std::vector<std
   return "?";
 }
 
-std::string cache_path_of(const TuneCliOptions& o) {
-  if (!o.cache.empty()) return o.cache;
-  if (const char* env = std::getenv("FP8GEMM_CACHE"); env && *env) return env;
-  return "fp8gemm_tune_cache.json";
+// The cache file and the option or variable that named it.
+std::pair<std::string, std::string> cache_path_of(const TuneCliOptions& o) {
+  if (!o.cache.empty()) return {"--cache", o.cache};
+  if (const char* env = std::getenv("FP8GEMM_CACHE"); env && *env) return {"$FP8GEMM_CACHE", env};
+  return {"the default cache file", "fp8gemm_tune_cache.json"};
 }
 
 // "[#########...........]  41/440  llama8b.qkv m<=16  12.3 s" redrawn in place on a terminal,
@@ -103,12 +110,17 @@ void run_tune(const TuneCliOptions& o) {
   to.run_budget_ms = o.run_budget_s * 1000;
   to.retune = o.retune;
   to.backends = backends_of(o.backends);
+  const auto [cache_source, cache] = cache_path_of(o);
+  if (o.cache.empty()) {  // --cache was checked as it was parsed; $FP8GEMM_CACHE and the default file here
+    const std::string why_not = why_not_writable(cache, true);
+    FP8GEMM_REQUIRE(why_not.empty(), kInvalidArgument, "tune: ", cache_source, ": ", why_not);
+  }
+  require_distinct_files({{cache_source, cache}, {"--json", o.json}});
   if (!have_gpu("tune")) return;
   Context& ctx = default_context();
   std::vector<Problem> problems;
   for (const BmmFp8Args& a : keys.args) problems.push_back(validate_problem(a, ctx.device()));
   const std::vector<std::string>& labels = keys.labels;
-  const std::string cache = cache_path_of(o);
   const size_t had = merge_cache(ctx, cache);
   std::fprintf(stderr, "%s\ntuning %zu keys into %s (%zu valid entries there)\n", ctx.device().to_string().c_str(),
                problems.size(), cache.c_str(), had);
@@ -137,7 +149,7 @@ void run_tune(const TuneCliOptions& o) {
               cache.c_str());
   std::printf("tune: where the time went: %s\n", tuning::phase_summary(decisions).c_str());
   if (!o.json.empty()) {
-    std::ofstream(o.json) << tuning::decisions_to_json(decisions, ctx.device());
+    write_file("--json", o.json, tuning::decisions_to_json(decisions, ctx.device()));
     std::printf("tune: decisions written to %s\n", o.json.c_str());
   }
 }
@@ -148,14 +160,14 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   add_problem_options(cmd, o.problems);
   add_backend_option(cmd, o.backends, "backends whose tactics may replace the default");
   cmd->add_option("--cache", o.cache, "cache file to merge into and write (default: $FP8GEMM_CACHE, else "
-                                      "fp8gemm_tune_cache.json)");
-  cmd->add_option("--json", o.json, "write every decision as JSON (data/tables/make_default_table.py reads it)");
-  cmd->add_option("--key-budget-ms", o.key_budget_ms, "time budget per key")
-      ->capture_default_str()
-      ->check(non_negative());
+                                      "fp8gemm_tune_cache.json)")
+      ->check(writable_file(true));
+  cmd->add_option("--json", o.json, "write every decision as JSON (data/tables/make_default_table.py reads it)")
+      ->check(writable_file());
+  add_key_budget_option(cmd, o.key_budget_ms, "time budget per key");
   cmd->add_option("--run-budget-s", o.run_budget_s, "time budget of the run; later keys keep their default (0: none)")
       ->capture_default_str()
-      ->check(non_negative());
+      ->check(finite_number_in(0, std::numeric_limits<double>::infinity()));
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
   cmd->callback([] { run_tune(o); });
 });

@@ -64,7 +64,7 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t") - b + 1);
 }
 
-constexpr int64_t kMaxM = 2147483647;  // sizes beyond 32 bits are invalid problems anyway
+constexpr int64_t kMaxM = 2147483647;  // M and its products must fit in 32 bits (core/validate.cpp)
 constexpr size_t kMaxMValues = 4096;  // a spec that expands further is surely a typo
 constexpr const char* kMForms = "accepted: a value (64), suite, buckets, lo:hi:xF (1:16384:x2), lo:hi:+S (16:128:+16)";
 
@@ -77,12 +77,16 @@ void add_range(const std::string& item, std::vector<int64_t>& out) {
   const std::string& s = parts[2];
   const bool geometric = !s.empty() && (s[0] == 'x' || s[0] == '*');
   const std::string digits = !s.empty() && (geometric || s[0] == '+') ? s.substr(1) : s;
-  FP8GEMM_REQUIRE(parse_int(digits, step) && step >= (geometric ? 2 : 1), kInvalidArgument, "--m: range '", item,
-                  "' has a bad step '", s, "' (xF with F >= 2, or +S with S >= 1); ", kMForms);
-  for (int64_t v = lo; v <= hi; v = geometric ? v * step : v + step) {
+  FP8GEMM_REQUIRE(parse_int(digits, step) && step >= (geometric ? 2 : 1) && step <= kMaxM, kInvalidArgument,
+                  "--m: range '", item, "' has a bad step '", s, "' (xF with 2 <= F <= ", kMaxM, ", or +S with 1 <= S <= ",
+                  kMaxM, "); ", kMForms);
+  // The next value is computed only when it stays <= hi: nothing overflows.
+  for (int64_t v = lo;;) {
     out.push_back(v);
     FP8GEMM_REQUIRE(out.size() <= kMaxMValues, kInvalidArgument, "--m: '", item, "' gives more than ",
                     kMaxMValues, " values");
+    if (geometric ? v > hi / step : step > hi - v) break;
+    v = geometric ? v * step : v + step;
   }
 }
 
