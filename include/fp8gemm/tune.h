@@ -118,6 +118,11 @@ std::vector<Decision> tune(Context& ctx, const std::vector<Problem>& problems,
 // a FIFO, a device, a truncated or foreign cache) throws Error(kIo) naming the path and what is
 // there, and is left as it was. A symlink is written through: its target is replaced, keeping
 // the target's mode. Saving into default_cache_dir() creates that directory.
+// Why save_cache to `path` on `device` would refuse or fail, "" when it would write: the same
+// checks (what is at the path, its directory) without writing, so a tool can refuse a bad cache
+// path before it spends minutes tuning. Without a device (before looking for a GPU) an fp8gemm
+// cache of any GPU or version passes; check again with the device once it is known.
+std::string cache_save_problem(const std::string& path, const DeviceInfo* device = nullptr);
 size_t load_cache(Context& ctx, const std::string& path);
 size_t merge_cache(Context& ctx, const std::string& path);
 void save_cache(Context& ctx, const std::string& path);

@@ -57,6 +57,12 @@ std::vector<Decision> tune(Context& ctx, const std::vector<Problem>& problems, c
   return sel.tune(problems, timer, options);
 }
 
+std::string cache_save_problem(const std::string& path, const DeviceInfo* device) {
+  if (!device) return tuning::cache_save_problem(path, nullptr);
+  const tuning::Validators here = tuning::Validators::of(*device);
+  return tuning::cache_save_problem(path, &here);
+}
+
 size_t load_cache(Context& ctx, const std::string& path) {
   tuning::TuningSelector& sel = selector_of(ctx);
   tuning::report_if_missing(path, "given to load_cache");

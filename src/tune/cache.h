@@ -101,6 +101,7 @@ struct CacheFile {
   std::vector<CacheEntry> entries;
   size_t dropped = 0;
   std::string dropped_why;
+  bool other_setup = false;  // an fp8gemm cache of another format version or setup (validators)
 };
 
 // The JSON text of a cache file (no I/O). Never throws; every number is range-checked and
@@ -121,6 +122,11 @@ CacheFile read_cache_file(const std::string& path, const Validators& expected);
 // otherwise, or when it cannot write.
 void write_cache_file(const std::string& path, const Validators& validators, const std::vector<CacheEntry>& entries,
                       double lock_timeout_s = kCacheLockTimeoutS);
+
+// What write_cache_file would refuse or fail on before writing ("" when none): the path, what is
+// at it, its directory (missing, not writable). Without the lock, so a race can still differ.
+// With no validators (the device is not known yet) a cache of any setup passes.
+std::string cache_save_problem(const std::string& path, const Validators* validators);
 
 // "<gpu-name-slug>-sm<cc>-<sms>sm-fp8gemm<version>.json": conventional_cache_path's file name.
 std::string cache_file_name(const DeviceInfo& device);

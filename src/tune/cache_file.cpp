@@ -6,6 +6,7 @@
 // ("segments" only where parts of the bucket have choices of their own). Reading checks every
 // field's type and range; a malformed entry is dropped alone.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -206,11 +207,13 @@ CacheFile parse_cache_text(const std::string& text, const Validators& expected) 
     if (!version.is_number_integer() || version != Validators::kFormatVersion) {
       f.problem = "it is an fp8gemm tuning cache of format version " + shown(version) + " (this library reads " +
                   std::to_string(Validators::kFormatVersion) + ")";
+      f.other_setup = true;
       return f;
     }
     const std::string why = expected.mismatch(validators_from(v));
     if (!why.empty()) {
       f.problem = "it is an fp8gemm tuning cache for another setup: " + why;
+      f.other_setup = true;
       return f;
     }
     if (!field(j, "entries").is_array())
@@ -259,17 +262,57 @@ CacheFile read_cache_file(const std::string& path, const Validators& expected) {
   return f;
 }
 
+namespace {
+
+// `path` as a save names it in messages: with its target when it is a symlink.
+std::string named(const std::string& path, const std::string& target) {
+  return target == path ? path : path + " (a symlink to " + target + ")";
+}
+
+void require_writable_over(const CacheFile& on_disk, const std::string& path, const std::string& target) {
+  FP8GEMM_REQUIRE(on_disk.ok || on_disk.missing, kIo, "refusing to write the tuning cache ", named(path, target), ": ",
+                  on_disk.problem, "; it is left as it was (move it away, or save to another path)");
+}
+
+}  // namespace
+
+std::string cache_save_problem(const std::string& path, const Validators* validators) {
+  try {
+    FP8GEMM_REQUIRE(!path.empty(), kInvalidArgument, "the tuning cache path is empty: name a file");
+    const std::string target = write_target(path), dir = directory_of(target);
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) {
+      const std::string ours = default_cache_dir();
+      FP8GEMM_REQUIRE(!ours.empty() && normal(dir) == normal(ours), kIo, "cannot save ", named(path, target),
+                      ": directory ", dir, " does not exist");
+    } else {
+      FP8GEMM_REQUIRE(S_ISDIR(st.st_mode), kIo, "cannot save ", named(path, target), ": ", dir, " is not a directory");
+      FP8GEMM_REQUIRE(::access(dir.c_str(), W_OK | X_OK) == 0, kIo, "cannot save ", named(path, target), ": directory ",
+                      dir, " is not writable (", std::strerror(errno), ")");
+    }
+    const CacheFile on_disk = read_cache_file(target, validators ? *validators : Validators{});
+    if (!validators && on_disk.other_setup) return "";
+    require_writable_over(on_disk, path, target);
+  } catch (const std::exception& e) {
+    // The message alone, for the caller to prefix with its argument's name.
+    std::string why = e.what();
+    if (why.rfind("fp8gemm: ", 0) == 0) why.erase(0, 9);
+    if (const size_t at = why.rfind(" ["); at != std::string::npos && why.back() == ']') why.erase(at);
+    return why;
+  }
+  return "";
+}
+
 void write_cache_file(const std::string& path, const Validators& validators, const std::vector<CacheEntry>& entries,
                       double lock_timeout_s) {
+  FP8GEMM_REQUIRE(!path.empty(), kInvalidArgument, "the tuning cache path is empty: name a file");
   const std::string target = write_target(path);
-  const std::string named = target == path ? path : path + " (a symlink to " + target + ")";
   create_if_default(directory_of(target));
   CacheLock lock(target, lock_timeout_s);
   remove_stale_temps(target);
   // Merge with what other writers saved meanwhile; ours win on the same key (newer).
   const CacheFile on_disk = read_cache_file(target, validators);
-  FP8GEMM_REQUIRE(on_disk.ok || on_disk.missing, kIo, "refusing to write the tuning cache ", named, ": ",
-                  on_disk.problem, "; it is left as it was (move it away, or save to another path)");
+  require_writable_over(on_disk, path, target);
   TuneCache merged;
   merged.replace(on_disk.entries);
   merged.merge(entries, /*overwrite=*/true);

@@ -212,6 +212,16 @@ TEST_F(CacheTest, UnwritableDirectoryThrowsIoError) {
   }
 }
 
+TEST_F(CacheTest, EmptyPathIsAnInvalidArgument) {
+  try {
+    tuning::write_cache_file("", Validators::of(h200()), {entry(16, "cutlass:c0")});
+    FAIL() << "expected Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("the tuning cache path is empty"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(CacheTest, ConcurrentThreadsLeaveAValidFileWithAllEntries) {
   constexpr int kThreads = 8, kEach = 6;
   std::vector<std::thread> threads;

@@ -193,5 +193,41 @@ TEST_F(CacheTest, UnreadableFileIsKept) {
   EXPECT_EQ(slurp(path), "{}");
 }
 
+// What a save would refuse, said before any tuning: the same words, no file touched.
+TEST_F(CacheTest, SaveProblemIsKnownBeforeTheSave) {
+  const tuning::Validators h200_here = tuning::Validators::of(h200());
+  const tuning::Validators* here = &h200_here;
+  EXPECT_EQ(tuning::cache_save_problem(path, here), "");
+  spit(path, "{\"a\": 1}");
+  EXPECT_EQ(tuning::cache_save_problem(path, here),
+            "refusing to write the tuning cache " + path + ": it is not an fp8gemm tuning cache (JSON without "
+            "\"format\": \"fp8gemm-tune-cache\"); it is left as it was (move it away, or save to another path)");
+  EXPECT_EQ(slurp(path), "{\"a\": 1}");
+  const std::string nowhere = (dir / "no_such_dir" / "c.json").string();
+  EXPECT_EQ(tuning::cache_save_problem(nowhere, here),
+            "cannot save " + nowhere + ": directory " + (dir / "no_such_dir").string() + " does not exist");
+  EXPECT_EQ(tuning::cache_save_problem(default_cache_dir() + "/x.json", here), "") << "created by the save";
+  EXPECT_TRUE(contains(tuning::cache_save_problem((dir / "cache.json" / "x.json").string(), here), "is not a directory"));
+  EXPECT_EQ(tuning::cache_save_problem("", here), "the tuning cache path is empty: name a file");
+  fs::create_directory(dir / "locked");
+  fs::permissions(dir / "locked", fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                                      fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  EXPECT_TRUE(finishes_within(5, [&] {  // as nobody: root may write anywhere
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(3);
+    if (!contains(tuning::cache_save_problem((dir / "locked" / "c.json").string(), here), "is not writable"))
+      ::_exit(1);
+  }));
+  EXPECT_TRUE(fs::is_empty(dir / "locked"));
+  // A foreign cache: refused once the device is known, passed before (the device is not known).
+  DeviceInfo h100 = h200();
+  h100.name = "NVIDIA H100 80GB HBM3";
+  fs::remove(path);
+  write({entry(16, "cutlass:c0")}, h100);
+  EXPECT_TRUE(contains(tuning::cache_save_problem(path, here), "for another setup"));
+  EXPECT_EQ(tuning::cache_save_problem(path, nullptr), "");
+  spit(path, "{}");
+  EXPECT_TRUE(contains(tuning::cache_save_problem(path, nullptr), "not an fp8gemm tuning cache"));
+}
+
 }  // namespace
 }  // namespace fp8gemm::testing
