@@ -1,5 +1,6 @@
 // The tuned cache: entries keyed by TuneKey holding canonical tactic names, in memory
-// (thread-safe) and on disk (JSON with validators, atomic replace, merge under flock).
+// (thread-safe) and on disk (JSON with validators, atomic replace, merge under a lock; the file
+// system side is cache_io.h).
 #pragma once
 
 #include <atomic>
@@ -84,21 +85,59 @@ class TuneCache {
 // The CacheEntry::segments of a decision: empty when one tactic holds the whole bucket.
 std::vector<CacheSegment> cache_segments(const std::vector<ChoiceSegment>& segments);
 
-// Reading never throws: a file that is missing, unreadable, corrupt, truncated, of another
-// format, library version or GPU yields ok = false and `problem` saying which.
+// A cache file is read whole into memory: anything larger is not one (docs/tuning.md "Cache file").
+constexpr size_t kMaxCacheFileBytes = size_t(64) << 20;
+// How long a save waits for another writer's lock before it gives up with an error.
+constexpr double kCacheLockTimeoutS = 10;
+
+// What a cache file holds. ok: a cache for this setup, `entries` its well-formed ones (`dropped`
+// others, the first reason in `dropped_why`). missing: nothing (no file, or an empty one) that a
+// save could lose. Otherwise `problem`, a phrase starting with "it" ("it is a FIFO (named pipe),
+// not a regular file"), says what is there; a save refuses to write over it.
 struct CacheFile {
   bool ok = false;
-  bool missing = false;  // no such file: not a problem worth a warning
+  bool missing = false;
   std::string problem;
   std::vector<CacheEntry> entries;
+  size_t dropped = 0;
+  std::string dropped_why;
+  bool other_setup = false;  // an fp8gemm cache of another format version or setup (validators)
 };
+
+// The JSON text of a cache file (no I/O). Never throws; every number is range-checked and
+// reported as written when it is out of range.
+CacheFile parse_cache_text(const std::string& text, const Validators& expected);
+
+// Reads `path` (following symlinks) without blocking: only a regular file of at most
+// kMaxCacheFileBytes is opened. Never throws; dropped entries are reported in one warning per
+// path and process (warn_once).
 CacheFile read_cache_file(const std::string& path, const Validators& expected);
 
-// Writes `entries` merged with the file's valid entries (ours win on the same key), holding an
-// exclusive flock on "<path>.lock" while reading and replacing, through a temp file in the same
-// directory and rename(2): readers see the old or the new file, never a partial one, and
-// concurrent writers leave one file holding every entry. Throws Error(kIo) when it cannot write.
-void write_cache_file(const std::string& path, const Validators& validators,
-                      const std::vector<CacheEntry>& entries);
+// Writes `entries` merged with the file's well-formed entries (ours win on the same key) under an
+// exclusive lock (cache_io.h CacheLock, waited for at most lock_timeout_s), through a temp file
+// in the same directory, rename(2) and a directory fsync: readers see the old or the new file,
+// concurrent writers leave one file holding every entry. Writes only where read_cache_file finds
+// ok or missing, through a symlink to its target (keeping the target's mode); creates the
+// directory when it is default_cache_dir(). Throws Error(kIo) naming the path and what is there
+// otherwise, or when it cannot write.
+void write_cache_file(const std::string& path, const Validators& validators, const std::vector<CacheEntry>& entries,
+                      double lock_timeout_s = kCacheLockTimeoutS);
+
+// What write_cache_file would refuse or fail on before writing ("" when none): the path, what is
+// at it, its directory (missing, not writable). Without the lock, so a race can still differ.
+// With no validators (the device is not known yet) a cache of any setup passes.
+std::string cache_save_problem(const std::string& path, const Validators* validators);
+
+// "<gpu-name-slug>-sm<cc>-<sms>sm-fp8gemm<version>.json": conventional_cache_path's file name.
+std::string cache_file_name(const DeviceInfo& device);
+
+// A named cache file that does not exist is most likely a typo, and `auto` would run untuned
+// without a word: one warning per path, "tuning cache <path> (<named_by>) does not exist: ...".
+void report_if_missing(const std::string& path, const std::string& named_by);
+
+// The file a new Context's selector loads and lazy tuning saves to: default_cache_path(device),
+// reported when $FP8GEMM_CACHE names it and it is missing (the conventional one missing is a
+// first run, and silent).
+std::string startup_cache_path(const DeviceInfo& device);
 
 }  // namespace fp8gemm::tuning
