@@ -22,11 +22,12 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 import torch
 
-from . import _library
+from . import _library, _log
 
 __all__ = [
     "bmm_fp8", "gemm_fp8", "autotune", "tune", "explain", "choose", "load_cache", "merge_cache",
-    "save_cache", "clear_cache", "info", "BACKENDS",
+    "save_cache", "clear_cache", "info", "BACKENDS", "nn", "quantize_", "tune_model", "set_log_choices",
+    "default_cache_path",
 ]
 __version__ = "0.1.0"
 
@@ -41,11 +42,20 @@ _gemm = _ops.gemm_fp8.default
 _gemm_out = _ops.gemm_fp8_out.default
 
 
+def _require_gpu(what: str) -> None:
+    """Tuning, choosing and caches need a GPU: say so in fp8gemm's words, not the driver's."""
+    if not torch.cuda.is_available():
+        reason = json.loads(_ops.info.default()).get("no_device_reason") or "torch.cuda.is_available() is False"
+        raise RuntimeError(f"{what} needs a CUDA GPU: {reason}")
+
+
 def bmm_fp8(A: torch.Tensor, B: torch.Tensor, A_scale: torch.Tensor, B_scale: torch.Tensor,
             dtype: torch.dtype, out: Optional[torch.Tensor] = None, backend: str = "auto") -> torch.Tensor:
     """FlashInfer's bmm_fp8: out[b] = A_scale * B_scale * A[b] @ B[b], returned (and written to
     `out` when given). Raises TypeError for a wrong dtype, ValueError for a wrong shape, layout,
     device or size, RuntimeError when the named backend cannot run the problem."""
+    if _log.log_choices and A.dim() == 3 and A.is_cuda:
+        _log.log_choice(A.shape[0], A.shape[1], B.shape[2], A.shape[2], A.dtype, B.dtype, dtype, backend)
     if out is None:
         return _bmm(A, B, A_scale, B_scale, dtype, backend)
     _bmm_out(A, B, A_scale, B_scale, dtype, out, backend)
@@ -55,6 +65,8 @@ def bmm_fp8(A: torch.Tensor, B: torch.Tensor, A_scale: torch.Tensor, B_scale: to
 def gemm_fp8(A: torch.Tensor, B: torch.Tensor, A_scale: torch.Tensor, B_scale: torch.Tensor,
              dtype: torch.dtype, out: Optional[torch.Tensor] = None, backend: str = "auto") -> torch.Tensor:
     """bmm_fp8 without the batch dimension: A [m, k] contiguous, B [k, n] column-major (W.t())."""
+    if _log.log_choices and A.dim() == 2 and A.is_cuda:
+        _log.log_choice(1, A.shape[0], B.shape[1], A.shape[1], A.dtype, B.dtype, dtype, backend)
     if out is None:
         return _gemm(A, B, A_scale, B_scale, dtype, backend)
     _gemm_out(A, B, A_scale, B_scale, dtype, out, backend)
@@ -70,6 +82,7 @@ def autotune(enabled: bool = True, cache: Optional[str] = None, *, tune_mode: Op
     `enabled`."""
     if tune_mode is not None:
         enabled = tune_mode
+    _require_gpu("fp8gemm.autotune")
     handle = _ops.autotune_begin.default(bool(enabled), str(cache) if cache else "")
     try:
         yield
@@ -98,9 +111,11 @@ def tune(shapes: Iterable[Sequence[int]], *, dtype: torch.dtype = torch.bfloat16
     on the current GPU and keeps the choices for "auto" calls. With `cache`, the file is merged in
     first and saved after. Returns one decision (a dict: key, choice, default, times, reason,
     every candidate) per shape."""
+    problems = _problems(shapes, batch)
+    _require_gpu("fp8gemm.tune")
     if cache:
         merge_cache(cache)
-    text = _ops.tune.default(_problems(shapes, batch), a_dtype, b_dtype, dtype, float(key_budget_ms),
+    text = _ops.tune.default(problems, a_dtype, b_dtype, dtype, float(key_budget_ms),
                              float(run_budget_ms), list(backends or []), bool(retune))
     if cache:
         save_cache(cache)
@@ -112,6 +127,7 @@ def explain(m: int, n: int, k: int, *, dtype: torch.dtype = torch.bfloat16,
             batch: int = 1, key_budget_ms: float = 100.0, measure: bool = True) -> str:
     """What "auto" runs for this shape now and (measure=True) why: every candidate's time, the
     noise floor, the default, the choice and the reason. Measures afresh, in memory only."""
+    _require_gpu("fp8gemm.explain")
     return _ops.explain.default(batch, m, n, k, a_dtype, b_dtype, dtype, float(key_budget_ms), bool(measure))
 
 
@@ -119,27 +135,33 @@ def choose(m: int, n: int, k: int, *, backend: str = "auto", dtype: torch.dtype 
            a_dtype: torch.dtype = torch.float8_e4m3fn, b_dtype: torch.dtype = torch.float8_e4m3fn,
            batch: int = 1) -> str:
     """The canonical name of the tactic a call would run now (nothing is measured)."""
+    _require_gpu("fp8gemm.choose")
     return _ops.choose.default(batch, m, n, k, a_dtype, b_dtype, dtype, backend)
 
 
 def load_cache(path: str) -> int:
     """Replaces the tuned choices with the file's valid entries; returns how many were kept. A
-    corrupt, foreign-GPU or old-version file is reported on stderr and ignored (returns 0)."""
+    corrupt, foreign-GPU or old-version file is reported once (a Python warning) and ignored
+    (returns 0)."""
+    _require_gpu("fp8gemm.load_cache")
     return _ops.load_cache.default(str(path))
 
 
 def merge_cache(path: str) -> int:
     """Adds the file's entries, keeping the in-memory ones on conflict."""
+    _require_gpu("fp8gemm.merge_cache")
     return _ops.merge_cache.default(str(path))
 
 
 def save_cache(path: str) -> None:
     """Writes the tuned choices, merged with what the file holds, atomically."""
+    _require_gpu("fp8gemm.save_cache")
     _ops.save_cache.default(str(path))
 
 
 def clear_cache() -> None:
     """Forgets every tuned choice in memory (the built-in table still applies)."""
+    _require_gpu("fp8gemm.clear_cache")
     _ops.clear_cache.default()
 
 
@@ -147,3 +169,10 @@ def info() -> dict:
     """Library version, the current GPU and each backend with whether it is available (and why
     not); without a GPU, the reason."""
     return json.loads(_ops.info.default())
+
+
+# The modules on top of the ops (imported last: they use the ops registered above).
+from . import nn  # noqa: E402
+from ._log import set_log_choices  # noqa: E402
+from .quantize import quantize_  # noqa: E402
+from .tuning import default_cache_path, tune_model  # noqa: E402
