@@ -132,8 +132,9 @@ void clear_cache(Context& ctx);
 // $FP8GEMM_CACHE_DIR, else $XDG_CACHE_HOME/fp8gemm (when absolute), else $HOME/.cache/fp8gemm;
 // "" when none of them is set.
 std::string default_cache_dir();
-// The conventional file for `device` there, one per GPU and library version:
-// "<dir>/nvidia-h200-sm90-132sm-fp8gemm0.1.0.json" (GPU name slug, compute capability, SMs,
+// The conventional file for `device` there, one per GPU and software stack:
+// "<dir>/nvidia-h200-sm90-132sm-driver13000-cuda13000-cublaslt130100-fp8gemm0.1.0.json" (GPU
+// name slug, compute capability, SMs, the driver, CUDA and cuBLASLt versions,
 // FP8GEMM_VERSION_STRING); "" when default_cache_dir() is "".
 std::string conventional_cache_path(const DeviceInfo& device);
 // The file `auto` loads on first use, lazy tuning saves to, and `fp8gemm tune` / tune_model write

@@ -71,8 +71,12 @@ namespace tuning {
 
 std::string cache_file_name(const DeviceInfo& device) {
   const std::string gpu = slug(device.name);
+  // Every validator that an upgrade can change is in the name, so that after a driver, CUDA or
+  // cuBLASLt upgrade the next tune starts a file of its own instead of meeting a foreign cache.
   return (gpu.empty() ? "gpu" : gpu) + "-sm" + std::to_string(device.compute_capability()) + "-" +
-         std::to_string(device.sm_count) + "sm-fp8gemm" + version_tag(FP8GEMM_VERSION_STRING) + ".json";
+         std::to_string(device.sm_count) + "sm-driver" + std::to_string(device.driver_version) + "-cuda" +
+         std::to_string(device.runtime_version) + "-cublaslt" + std::to_string(device.cublaslt_version) +
+         "-fp8gemm" + version_tag(FP8GEMM_VERSION_STRING) + ".json";
 }
 
 void report_if_missing(const std::string& path, const std::string& named_by) {

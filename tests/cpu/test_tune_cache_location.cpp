@@ -10,7 +10,7 @@
 namespace fp8gemm::testing {
 namespace {
 
-const std::string kH200File = "nvidia-h200-sm90-132sm-fp8gemm" FP8GEMM_VERSION_STRING ".json";
+const std::string kH200File = "nvidia-h200-sm90-132sm-driver13000-cuda13000-cublaslt130100-fp8gemm" FP8GEMM_VERSION_STRING ".json";
 
 struct CacheLocationTest : CacheTest {
   void SetUp() override {
@@ -39,13 +39,16 @@ TEST_F(CacheLocationTest, OneFilePerGpuAndLibraryVersion) {
   DeviceInfo h100 = h200();
   h100.name = "NVIDIA H100 80GB HBM3";
   h100.sm_count = 132;
-  EXPECT_EQ(tuning::cache_file_name(h100), "nvidia-h100-80gb-hbm3-sm90-132sm-fp8gemm" FP8GEMM_VERSION_STRING ".json");
+  EXPECT_EQ(tuning::cache_file_name(h100), "nvidia-h100-80gb-hbm3-sm90-132sm-driver13000-cuda13000-cublaslt130100-fp8gemm" FP8GEMM_VERSION_STRING ".json");
   DeviceInfo h20 = h200();
   h20.name = "  NVIDIA/H20 (x) ";
   h20.sm_count = 78;
-  EXPECT_EQ(tuning::cache_file_name(h20), "nvidia-h20-x-sm90-78sm-fp8gemm" FP8GEMM_VERSION_STRING ".json");
+  EXPECT_EQ(tuning::cache_file_name(h20), "nvidia-h20-x-sm90-78sm-driver13000-cuda13000-cublaslt130100-fp8gemm" FP8GEMM_VERSION_STRING ".json");
   h20.name = "";
   EXPECT_EQ(tuning::cache_file_name(h20).rfind("gpu-sm90-78sm-", 0), 0u);
+  DeviceInfo upgraded = h200();  // a cuBLASLt upgrade starts a file of its own
+  upgraded.cublaslt_version = 130200;
+  EXPECT_NE(tuning::cache_file_name(upgraded), tuning::cache_file_name(h200()));
   env.set("FP8GEMM_CACHE_DIR", "/");
   EXPECT_EQ(conventional_cache_path(h200()), "/" + kH200File);
 }
