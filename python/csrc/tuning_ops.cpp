@@ -20,18 +20,6 @@
 namespace fp8gemm::torch_ops {
 namespace {
 
-// Runs fn on the context of torch's current GPU, with library errors as Python exceptions.
-template <typename Fn>
-auto on_current_gpu(Fn&& fn) {
-  const int dev = c10::cuda::current_device();
-  const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(dev));
-  try {
-    return fn(default_context(dev));
-  } catch (const Error& e) {
-    throw_torch_error(e);
-  }
-}
-
 // The library's arguments of one problem, checked with every rule that needs no GPU, so that a bad
 // call fails before the GPU is touched; on_gpu adds the GPU's own rule (its compute capability).
 BmmFp8Args problem_args(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarType a, at::ScalarType b,
@@ -97,7 +85,7 @@ std::string info() {
     j["no_device_reason"] = no_device_reason();
     return j.dump();
   }
-  return on_current_gpu([&](Context& ctx) {
+  return on_current_gpu("fp8gemm.info", [&](Context& ctx) {
     j["device"] = ctx.device().to_string();
     j["compute_capability"] = ctx.device().compute_capability();
     j["backends"] = nlohmann::json::array();
@@ -118,7 +106,7 @@ std::string choose(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarTyp
   } catch (const Error& e) {
     throw_torch_error(e);
   }
-  return on_current_gpu([&](Context& ctx) { return ctx.choose(on_gpu(ctx, args), backend).name(); });
+  return on_current_gpu("fp8gemm.choose", [&](Context& ctx) { return ctx.choose(on_gpu(ctx, args), backend).name(); });
 }
 
 // problems: [batch, m, n, k] flattened. Returns decisions_to_json.
@@ -132,7 +120,7 @@ std::string tune_problems(std::vector<int64_t> bmnk, at::ScalarType a, at::Scala
   }
   check_budgets(key_budget_ms, run_budget_ms);
   const std::vector<std::string> only = canonical_backends(backends);
-  return on_current_gpu([&](Context& ctx) {
+  return on_current_gpu("fp8gemm.tune", [&](Context& ctx) {
     std::vector<Problem> problems;
     for (const BmmFp8Args& one : args) problems.push_back(on_gpu(ctx, one));
     TuneOptions o;
@@ -153,7 +141,7 @@ std::string explain(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarTy
     check_bucket_edge(args);
     check_budgets(key_budget_ms, 0);
   }
-  return on_current_gpu([&](Context& ctx) {
+  return on_current_gpu("fp8gemm.explain", [&](Context& ctx) {
     const Problem p = on_gpu(ctx, args);
     std::ostringstream os;
     os << ctx.device().to_string() << "\n"
@@ -170,16 +158,16 @@ std::string explain(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarTy
 }
 
 int64_t load_cache_op(std::string path) {
-  return on_current_gpu([&](Context& ctx) { return static_cast<int64_t>(load_cache(ctx, path)); });
+  return on_current_gpu("fp8gemm.load_cache", [&](Context& ctx) { return static_cast<int64_t>(load_cache(ctx, path)); });
 }
 int64_t merge_cache_op(std::string path) {
-  return on_current_gpu([&](Context& ctx) { return static_cast<int64_t>(merge_cache(ctx, path)); });
+  return on_current_gpu("fp8gemm.merge_cache", [&](Context& ctx) { return static_cast<int64_t>(merge_cache(ctx, path)); });
 }
 void save_cache_op(std::string path) {
-  on_current_gpu([&](Context& ctx) { save_cache(ctx, path); });
+  on_current_gpu("fp8gemm.save_cache", [&](Context& ctx) { save_cache(ctx, path); });
 }
 void clear_cache_op() {
-  on_current_gpu([&](Context& ctx) { clear_cache(ctx); });
+  on_current_gpu("fp8gemm.clear_cache", [&](Context& ctx) { clear_cache(ctx); });
 }
 
 // AutotuneScope objects behind Python's `with fp8gemm.autotune(...)`, by handle.
@@ -188,7 +176,7 @@ std::map<int64_t, std::unique_ptr<AutotuneScope>> scopes;
 int64_t next_scope = 1;
 
 int64_t autotune_begin(bool enabled, std::string cache) {
-  return on_current_gpu([&](Context& ctx) {
+  return on_current_gpu("fp8gemm.autotune", [&](Context& ctx) {
     auto scope = std::make_unique<AutotuneScope>(enabled, cache, &ctx);
     std::lock_guard lock(scopes_mutex);
     scopes.emplace(next_scope, std::move(scope));

@@ -27,7 +27,7 @@ from . import _library, _log
 __all__ = [
     "bmm_fp8", "gemm_fp8", "autotune", "tune", "explain", "choose", "load_cache", "merge_cache",
     "save_cache", "clear_cache", "info", "BACKENDS", "nn", "quantize_", "tune_model", "set_log_choices",
-    "default_cache_path",
+    "default_cache_path", "hf_config_linears", "release_tuning_buffers", "release_stream",
 ]
 __version__ = "0.1.0"
 
@@ -40,13 +40,6 @@ _bmm = _ops.bmm_fp8.default
 _bmm_out = _ops.bmm_fp8_out.default
 _gemm = _ops.gemm_fp8.default
 _gemm_out = _ops.gemm_fp8_out.default
-
-
-def _require_gpu(what: str) -> None:
-    """Tuning, choosing and caches need a GPU: say so in fp8gemm's words, not the driver's."""
-    if not torch.cuda.is_available():
-        reason = json.loads(_ops.info.default()).get("no_device_reason") or "torch.cuda.is_available() is False"
-        raise RuntimeError(f"{what} needs a CUDA GPU: {reason}")
 
 
 def bmm_fp8(A: torch.Tensor, B: torch.Tensor, A_scale: torch.Tensor, B_scale: torch.Tensor,
@@ -82,7 +75,6 @@ def autotune(enabled: bool = True, cache: Optional[str] = None, *, tune_mode: Op
     `enabled`."""
     if tune_mode is not None:
         enabled = tune_mode
-    _require_gpu("fp8gemm.autotune")
     handle = _ops.autotune_begin.default(bool(enabled), str(cache) if cache else "")
     try:
         yield
@@ -112,7 +104,6 @@ def tune(shapes: Iterable[Sequence[int]], *, dtype: torch.dtype = torch.bfloat16
     first and saved after. Returns one decision (a dict: key, choice, default, times, reason,
     every candidate) per shape."""
     problems = _problems(shapes, batch)
-    _require_gpu("fp8gemm.tune")
     if cache:
         merge_cache(cache)
     text = _ops.tune.default(problems, a_dtype, b_dtype, dtype, float(key_budget_ms),
@@ -127,7 +118,6 @@ def explain(m: int, n: int, k: int, *, dtype: torch.dtype = torch.bfloat16,
             batch: int = 1, key_budget_ms: float = 100.0, measure: bool = True) -> str:
     """What "auto" runs for this shape now and (measure=True) why: every candidate's time, the
     noise floor, the default, the choice and the reason. Measures afresh, in memory only."""
-    _require_gpu("fp8gemm.explain")
     return _ops.explain.default(batch, m, n, k, a_dtype, b_dtype, dtype, float(key_budget_ms), bool(measure))
 
 
@@ -135,7 +125,6 @@ def choose(m: int, n: int, k: int, *, backend: str = "auto", dtype: torch.dtype 
            a_dtype: torch.dtype = torch.float8_e4m3fn, b_dtype: torch.dtype = torch.float8_e4m3fn,
            batch: int = 1) -> str:
     """The canonical name of the tactic a call would run now (nothing is measured)."""
-    _require_gpu("fp8gemm.choose")
     return _ops.choose.default(batch, m, n, k, a_dtype, b_dtype, dtype, backend)
 
 
@@ -143,25 +132,21 @@ def load_cache(path: str) -> int:
     """Replaces the tuned choices with the file's valid entries; returns how many were kept. A
     corrupt, foreign-GPU or old-version file is reported once (a Python warning) and ignored
     (returns 0)."""
-    _require_gpu("fp8gemm.load_cache")
     return _ops.load_cache.default(str(path))
 
 
 def merge_cache(path: str) -> int:
     """Adds the file's entries, keeping the in-memory ones on conflict."""
-    _require_gpu("fp8gemm.merge_cache")
     return _ops.merge_cache.default(str(path))
 
 
 def save_cache(path: str) -> None:
     """Writes the tuned choices, merged with what the file holds, atomically."""
-    _require_gpu("fp8gemm.save_cache")
     _ops.save_cache.default(str(path))
 
 
 def clear_cache() -> None:
     """Forgets every tuned choice in memory (the built-in table still applies)."""
-    _require_gpu("fp8gemm.clear_cache")
     _ops.clear_cache.default()
 
 
@@ -176,3 +161,19 @@ from . import nn  # noqa: E402
 from ._log import set_log_choices  # noqa: E402
 from .quantize import quantize_  # noqa: E402
 from .tuning import default_cache_path, tune_model  # noqa: E402
+from .models import HfConfigLinears, ModelLinear, hf_config_linears  # noqa: E402
+
+
+def release_tuning_buffers() -> None:
+    """Frees the tuner's GPU buffers (weight copies of the shapes it timed) on the current GPU now;
+    they are also freed when the last autotune scope ends."""
+    _ops.release_tuning_buffers.default()
+
+
+def release_stream(stream: "torch.cuda.Stream") -> bool:
+    """Frees the workspace fp8gemm keeps for `stream` (32 MiB per stream that ran a GEMM). Call it
+    before the stream is destroyed, once no CUDA graph captured on it can replay; refused while
+    it is being captured. Returns whether there was one."""
+    if not isinstance(stream, torch.cuda.Stream):
+        raise TypeError(f"release_stream: stream must be a torch.cuda.Stream, got {type(stream).__name__}")
+    return bool(_ops.release_stream.default(stream.cuda_stream))
