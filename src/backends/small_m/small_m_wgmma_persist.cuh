@@ -18,39 +18,7 @@
 
 namespace fp8gemm::small_m::sm90 {
 
-#ifdef FP8GEMM_SMALL_M_SM90A
-
-// Address of the same shared-memory variable in block `rank` of the cluster.
-__device__ __forceinline__ uint32_t mapa_rank(uint32_t addr, uint32_t rank) {
-  uint32_t r;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
-  return r;
-}
-__device__ __forceinline__ void st_cluster_f32(uint32_t addr, float v) {
-  asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
-}
-// Arrive on an mbarrier of any block of the cluster; releases this thread's earlier accesses.
-__device__ __forceinline__ void mbar_arrive_remote(uint32_t cluster_addr) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
-}
-// Wait on a local mbarrier whose arrivals come from other blocks of the cluster. test_wait
-// (a poll), not try_wait: with try_wait each unit took microseconds longer, as if a remote
-// arrival did not end try_wait's suspension.
-__device__ __forceinline__ void mbar_wait_cluster(uint64_t* bar, uint32_t parity) {
-  const uint32_t a = smem_addr(bar);
-  uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n .reg .pred p;\n"
-        " mbarrier.test_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-        " selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(a), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-
-#endif  // FP8GEMM_SMALL_M_SM90A
+// mapa_rank, st_cluster_f32, mbar_arrive_remote and mbar_wait_cluster: src/core/sm90.
 
 template <class WT, class AT, int W, int NP>
 __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
