@@ -32,10 +32,11 @@ __device__ __forceinline__ uint32_t cluster_rank() {
 
 // Every thread of every block of the cluster arrives, then waits for all of them: what each did
 // before is visible to all after (release / acquire), and no block leaves while another may still
-// reach into its shared memory or barriers.
+// reach into its shared memory or barriers. Not .aligned: a warp may arrive diverged (a producer
+// lane that ran the ring alone).
 __device__ __forceinline__ void cluster_sync_all() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+  asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
+  asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
 #endif  // FP8GEMM_SM90A

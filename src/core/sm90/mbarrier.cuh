@@ -37,6 +37,13 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
 __device__ __forceinline__ void mbar_arrive_remote(uint32_t cluster_addr) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
 }
+// The same arrival with the default .release.cta semantics: for a consumer giving a ring slot
+// back to another block's producer, whose TMA overwrites the slot only after it (the slot's reads
+// were asynchronous MMAs that have completed), so no cluster-wide fence is needed (release.cluster
+// costs a GPU-wide MEMBAR each time).
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t cluster_addr) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
+}
 // Wait on a local mbarrier whose arrivals come from other blocks of the cluster. test_wait
 // (a poll), not try_wait: with try_wait each unit took microseconds longer, as if a remote
 // arrival did not end try_wait's suspension.
