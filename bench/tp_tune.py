@@ -112,7 +112,8 @@ def report(rows, shapes, args, out, gpu):
     identical = {None: "-", True: "yes", False: "NO"}
     print(f"{gpu} x {max(r['ranks'] for r in rows)}: {args.models}, {len(shapes)} keys (M buckets up to "
           f"{args.max_tokens}), key budget {args.key_budget_ms:g} ms, every key measured again in each run")
-    print(f"{'run':<10} {'ranks':>5} {'wall s':>8} {'x alone':>8}  {'keys tuned per rank':<20} {'entries':>7}  identical")
+    print(f"{'run':<10} {'ranks':>5} {'wall s':>8} {'x alone':>8}  {'keys tuned per rank':<20} {'entries':>7}"
+          "  identical")
     for r in rows:
         ratio = f"{r['wall_s'] / alone:.2f}" if alone else "-"
         print(f"{r['run']:<10} {r['ranks']:>5} {r['wall_s']:>8.1f} {ratio:>8}  "

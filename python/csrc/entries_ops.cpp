@@ -39,7 +39,8 @@ std::string export_all_entries_op() {
   return on_current_gpu("fp8gemm.export_entries", [&](Context& ctx) { return export_entries(ctx); });
 }
 
-// ImportReport as JSON: {"added": [keys], "replaced": ..., "unchanged": ..., "kept_local": ..., "refused": ["key: why"]}.
+// ImportReport as JSON: {"added": [keys], "replaced": ..., "unchanged": ..., "kept_local": ...,
+// "refused": ["key: why"]}.
 std::string import_entries_op(std::string bytes, bool replace_local) {
   return on_current_gpu("fp8gemm.import_entries", [&](Context& ctx) {
     const ImportReport r = import_entries(ctx, bytes, replace_local);

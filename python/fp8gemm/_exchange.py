@@ -43,13 +43,15 @@ class GroupTimeoutError(GroupError, TimeoutError):
         self.step = step
 
 
-def _coordination_group(group):
+def _coordination_group(group, timeout_s: float):
     if "gloo" in str(dist.get_backend(group)):
         return group
     ranks = tuple(dist.get_process_group_ranks(group))
     if ranks not in _side_groups:
-        # Only the members call this (use_local_synchronization), as only they run the tune.
-        _side_groups[ranks] = dist.new_group(list(ranks), backend="gloo", use_local_synchronization=True)
+        # Only the members call this (use_local_synchronization), as only they run the tune. Its
+        # wait for the others is torch's, bounded by the timeout but naming no rank.
+        _side_groups[ranks] = dist.new_group(list(ranks), backend="gloo", use_local_synchronization=True,
+                                             timeout=datetime.timedelta(seconds=timeout_s))
     return _side_groups[ranks]
 
 
@@ -58,7 +60,7 @@ class Exchange:
     `what` ("fp8gemm.tune") starts every message."""
 
     def __init__(self, group, timeout_s: float, what: str):
-        self.group = _coordination_group(group)
+        self.group = _coordination_group(group, timeout_s)
         self.rank = dist.get_rank(self.group)
         self.size = dist.get_world_size(self.group)
         self.global_ranks = dist.get_process_group_ranks(self.group)

@@ -188,7 +188,8 @@ def _adopt(ex: Exchange, local, owners: Dict[str, int], shares: List[dict], cach
         taken = set(report["added"]) | set(report["replaced"]) | set(report["unchanged"])
         for key in share["present"]:
             if key not in taken:
-                refused[key] = f"{ex.name(ex.rank)} cannot use the entry of {ex.name(r)}: " + "; ".join(report["refused"])
+                why = "; ".join(report["refused"])
+                refused[key] = f"{ex.name(ex.rank)} cannot use the entry of {ex.name(r)}: {why}"
     present = {key for share in shares for key in share["present"]}
     local.forget([key for key in owners if key not in present])
     agreed = _gather(ex, "agree", {"refused": refused})
@@ -230,19 +231,20 @@ def tune_in_group(group, strategy: str, timeout_s: float, problems: List[int], c
                 for i, key in enumerate(my_keys)}
         if cache:
             local.merge(cache)
-        request.update(setup=local.setup(), call=call.wire(), jobs=jobs)
+        request.update(setup=local.setup(), call=dict(call.wire(), cache_file=bool(cache)), jobs=jobs)
     except Exception as e:  # noqa: BLE001 - every rank learns of it below
         own, request = e, {"error": _error_text(e)}
     requests = _gather(ex, "request", request)
     _stop_on_errors(ex, requests, own, "cannot tune")
     _require_same(ex, requests, "setup", "a group tune needs the same GPU and software on every rank")
-    _require_same(ex, requests, "call", "every rank must call fp8gemm.tune with the same arguments")
+    _require_same(ex, requests, "call", "every rank must call fp8gemm.tune with the same arguments (shapes "
+                                        "aside), and all with a cache file or none")
 
     jobs = {key: tuple(job) for p in requests for key, job in p["jobs"].items()}
     by_job = {job: key for key, job in jobs.items()}
     owners = {by_job[job]: r for job, r in _group_plan.owners_for(list(by_job), ex.size, strategy,
                                                                   call.key_budget_ms).items()}
-    mine = sorted((key for key in owners if owners[key] == ex.rank), key=lambda key: _group_plan._shape_order(jobs[key]))
+    mine = sorted(key for key in owners if owners[key] == ex.rank)
     share = {"entries": None, "present": [], "failed": {}, "decisions": {}}
     if mine:
         try:
@@ -256,7 +258,8 @@ def tune_in_group(group, strategy: str, timeout_s: float, problems: List[int], c
         except Exception as e:  # noqa: BLE001 - its keys keep the default on every rank
             share.update(entries=None, present=[], decisions={}, failed={key: _error_text(e) for key in mine})
     shares = _gather(ex, "shares", share)
-    failed = {key: f"{ex.name(r)} failed to tune it: {why}" for r, s in enumerate(shares) for key, why in s["failed"].items()}
+    failed = {key: f"{ex.name(r)} failed to tune it: {why}"
+              for r, s in enumerate(shares) for key, why in s["failed"].items()}
     forgotten = _adopt(ex, local, owners, shares, cache)
     present = {key for s in shares for key in s["present"]}
     # A failed retune leaves the entry its owner had: every rank keeps that one.
@@ -308,7 +311,7 @@ def _sync_scope(group, strategy, timeout_s, local, new_keys: List[str], cache, e
     own, request = None, {"error": _error_text(error) if error is not None else None}
     if error is None:
         try:
-            request.update(setup=local.setup(), call={"strategy": strategy}, keys=new_keys)
+            request.update(setup=local.setup(), call={"strategy": strategy, "cache_file": bool(cache)}, keys=new_keys)
         except Exception as e:  # noqa: BLE001 - every rank learns of it below
             own, request = e, {"error": _error_text(e)}
     requests = _gather(ex, "request", request)
@@ -316,7 +319,8 @@ def _sync_scope(group, strategy, timeout_s, local, new_keys: List[str], cache, e
         return  # the others stop on the error sent; the body's exception propagates here
     _stop_on_errors(ex, requests, own, "left the scope with an error")
     _require_same(ex, requests, "setup", "a group tune needs the same GPU and software on every rank")
-    _require_same(ex, requests, "call", "every rank must enter fp8gemm.autotune with the same strategy")
+    _require_same(ex, requests, "call", "every rank must enter fp8gemm.autotune with the same strategy, and "
+                                        "all with a cache file or none")
     holders: Dict[str, List[int]] = {}
     for r, p in enumerate(requests):
         for key in p["keys"]:

@@ -87,7 +87,9 @@ ImportReport import_entries(Context& ctx, const std::string& bytes, bool replace
   return tuning::import_cache_text(sel.cache(), bytes, tuning::Validators::of(sel.config().device),
                                    sel.config().backends, replace_local);
 }
-size_t forget_entries(Context& ctx, const std::vector<std::string>& keys) { return selector_of(ctx).cache().erase(keys); }
+size_t forget_entries(Context& ctx, const std::vector<std::string>& keys) {
+  return selector_of(ctx).cache().erase(keys);
+}
 std::string tune_key(const Problem& p) { return tuning::key_of(p).to_string(); }
 
 AutotuneScope::AutotuneScope(bool enabled, std::string cache_path, Context* ctx)

@@ -36,7 +36,8 @@ struct CacheEntries : CacheTest {
 };
 
 TEST_F(CacheEntries, ExportIsTheCacheFileTextInKeyOrder) {
-  const std::vector<CacheEntry> entries = {entry(64, "cublaslt:h1"), entry(8, "cutlass:c0"), segmented(256, "cutlass:c1", "cublaslt:enum0")};
+  const std::vector<CacheEntry> entries = {entry(64, "cublaslt:h1"), entry(8, "cutlass:c0"),
+                                           segmented(256, "cutlass:c1", "cublaslt:enum0")};
   TuneCache cache, reversed;
   cache.replace(entries);
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) reversed.put(*it);
@@ -110,7 +111,8 @@ TEST_F(CacheEntries, AnEntryThatCannotRunHereIsRefusedWhole) {
   EXPECT_EQ(r.added, std::vector<std::string>{entry(64, "").key.to_string()});
   ASSERT_EQ(r.refused.size(), 3u);
   const std::string all = r.refused[0] + "\n" + r.refused[1] + "\n" + r.refused[2];
-  EXPECT_NE(all.find(entry(256, "").key.to_string() + ": cublaslt:enum0 at M=224: fake: refused"), std::string::npos) << all;
+  const std::string segment_refused = entry(256, "").key.to_string() + ": cublaslt:enum0 at M=224: fake: refused";
+  EXPECT_NE(all.find(segment_refused), std::string::npos) << all;
   EXPECT_NE(all.find("backend cudnn is not part of this build"), std::string::npos) << all;
   EXPECT_EQ(to.size(), 1u);
 }
