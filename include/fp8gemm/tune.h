@@ -128,6 +128,39 @@ size_t merge_cache(Context& ctx, const std::string& path);
 void save_cache(Context& ctx, const std::string& path);
 void clear_cache(Context& ctx);
 
+// Tuned entries as bytes, for a transport of the caller's choosing (torch.distributed in
+// fp8gemm.tune(group=...); docs/torch.md "Tensor-parallel tuning"): the cache file's JSON text
+// (format, validators, entries), so the receiver checks what a cache file is checked for.
+// export_entries: the entries of `keys` (Decision::key strings) that ctx's cache holds, in key
+// order (a key it lacks is absent; none: the validators alone), or every entry.
+std::string export_entries(Context& ctx, const std::vector<std::string>& keys);
+std::string export_entries(Context& ctx);
+
+// What import_entries did with each entry, by key string.
+struct ImportReport {
+  std::vector<std::string> added;       // keys the cache lacked
+  std::vector<std::string> replaced;    // keys whose different local entry was replaced (replace_local)
+  std::vector<std::string> unchanged;   // keys whose local entry was the same already
+  std::vector<std::string> kept_local;  // keys whose different local entry was kept (not replace_local)
+  std::vector<std::string> refused;     // "key: why" (a tactic that does not parse or run here), or a malformed entry
+};
+
+// Adds the entries of `bytes` (export_entries of another process) to ctx's cache, each one whole
+// or not at all. Throws Error(kInvalidArgument) with the reason when `bytes` is not an fp8gemm
+// cache text, or was made on another setup (GPU, SM count, driver, CUDA, cuBLASLt or library
+// version: the validators). An entry whose tactic (or a segment's) does not parse or fails
+// can_implement here is refused, the rest kept. A key the cache holds with a different entry
+// keeps the local one unless replace_local.
+ImportReport import_entries(Context& ctx, const std::string& bytes, bool replace_local = false);
+
+// Removes the entries of `keys` (key strings) from ctx's cache, so that `auto` answers them from
+// the default table or the floor (as every rank of a group does for a key one of them failed);
+// returns how many there were.
+size_t forget_entries(Context& ctx, const std::vector<std::string>& keys);
+
+// The key string of p's cache entry (Decision::key): what export_entries and forget_entries take.
+std::string tune_key(const Problem& p);
+
 // Where caches live when no path is named (docs/tuning.md "API and environment"):
 // $FP8GEMM_CACHE_DIR, else $XDG_CACHE_HOME/fp8gemm (when absolute), else $HOME/.cache/fp8gemm;
 // "" when none of them is set.

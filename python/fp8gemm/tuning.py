@@ -9,6 +9,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple, Union
 import torch
 
 from ._log import logger
+from .distributed import DEFAULT_TIMEOUT_S
 from .nn import Linear
 
 __all__ = ["tune_model", "model_shapes", "m_buckets", "default_cache_path"]
@@ -61,14 +62,16 @@ def _positive_ints(name: str, values: Iterable[int]) -> Tuple[int, ...]:
 
 def tune_model(model: torch.nn.Module, max_tokens: int, *, cache: Union[str, os.PathLike, None, bool] = None,
                batch_sizes: Sequence[int] = (1,), key_budget_ms: float = 100.0, run_budget_ms: float = 0.0,
-               backends: Optional[Sequence[str]] = None, retune: bool = False) -> list:
+               backends: Optional[Sequence[str]] = None, retune: bool = False, group=None,
+               strategy: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT_S) -> list:
     """Tunes every fp8gemm.nn.Linear shape of `model` (its (N, K, out dtype), each once) at every
     M bucket up to max_tokens (M = tokens per forward: batch x sequence) with fp8gemm.tune, and
     returns the decisions (dicts, as fp8gemm.tune's). batch_sizes: the bmm batch of the keys
     (fp8gemm.nn.Linear runs batch 1). cache: a path to merge in first and save after; None: the
     library's default location (default_cache_path()), or memory only where there is none;
     False: memory only. What engines do with a dummy forward inside FlashInfer's autotune context,
-    without running the model."""
+    without running the model. group, strategy, timeout: as fp8gemm.tune's (every rank of a
+    tensor-parallel group ends with the same entries; merge splits the keys over the ranks)."""
     from . import tune  # looked up on the package at call time (tests replace it)
 
     if not isinstance(model, torch.nn.Module):
@@ -86,5 +89,6 @@ def tune_model(model: torch.nn.Module, max_tokens: int, *, cache: Union[str, os.
     for out_dtype in dict.fromkeys(dtype for _, _, dtype in shapes):
         problems = [(b, m, n, k) for n, k, dtype in shapes if dtype == out_dtype for b in batches for m in ms]
         decisions += tune(problems, dtype=out_dtype, key_budget_ms=key_budget_ms, run_budget_ms=run_budget_ms,
-                          backends=backends, retune=retune, cache=path)
+                          backends=backends, retune=retune, cache=path, group=group, strategy=strategy,
+                          timeout=timeout)
     return decisions

@@ -74,6 +74,24 @@ size_t merge_cache(Context& ctx, const std::string& path) { return selector_of(c
 void save_cache(Context& ctx, const std::string& path) { selector_of(ctx).save(path); }
 void clear_cache(Context& ctx) { selector_of(ctx).cache().replace({}); }
 
+std::string export_entries(Context& ctx, const std::vector<std::string>& keys) {
+  tuning::TuningSelector& sel = selector_of(ctx);
+  return tuning::export_cache_text(sel.cache(), tuning::Validators::of(sel.config().device), &keys);
+}
+std::string export_entries(Context& ctx) {
+  tuning::TuningSelector& sel = selector_of(ctx);
+  return tuning::export_cache_text(sel.cache(), tuning::Validators::of(sel.config().device), nullptr);
+}
+ImportReport import_entries(Context& ctx, const std::string& bytes, bool replace_local) {
+  tuning::TuningSelector& sel = selector_of(ctx);
+  return tuning::import_cache_text(sel.cache(), bytes, tuning::Validators::of(sel.config().device),
+                                   sel.config().backends, replace_local);
+}
+size_t forget_entries(Context& ctx, const std::vector<std::string>& keys) {
+  return selector_of(ctx).cache().erase(keys);
+}
+std::string tune_key(const Problem& p) { return tuning::key_of(p).to_string(); }
+
 AutotuneScope::AutotuneScope(bool enabled, std::string cache_path, Context* ctx)
     : ctx_(ctx ? ctx : &default_context()), enabled_(enabled), cache_path_(std::move(cache_path)) {
   if (!enabled_) return;

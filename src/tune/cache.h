@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "fp8gemm/backend.h"
 #include "fp8gemm/device.h"
 #include "fp8gemm/tune.h"
 #include "tune/bucket.h"
@@ -35,6 +36,10 @@ struct CacheEntry {
   // Empty: `tactic` for the whole bucket. Else ascending, the last ending at the edge with
   // `tactic` (Decision::segments, docs/tuning.md "Segments").
   std::vector<CacheSegment> segments;
+  bool operator==(const CacheEntry& o) const {
+    return key == o.key && tactic == o.tactic && us == o.us && default_tactic == o.default_tactic &&
+           default_us == o.default_us && segments == o.segments;
+  }
 };
 
 // What a cache file must match to be trusted (PyTorch TunableOp's validators).
@@ -65,6 +70,12 @@ class TuneCache {
   // Adds entries; on a key present in both, `overwrite` decides whose entry stays.
   void merge(const std::vector<CacheEntry>& entries, bool overwrite);
   void replace(const std::vector<CacheEntry>& entries);
+  // One entry offered by another process (import_entries): added when the key is new, kept out
+  // when the cache holds another entry for it unless `replace`, under one lock.
+  enum class Offer { kAdded, kReplaced, kUnchanged, kKeptLocal };
+  Offer offer(const CacheEntry& e, bool replace);
+  // Removes the entries whose key string is one of `keys`; returns how many there were.
+  size_t erase(const std::vector<std::string>& keys);
   std::vector<CacheEntry> entries() const;
   size_t size() const;
   // Changes whenever an entry is added, replaced or removed (Selector::generation).
@@ -108,6 +119,10 @@ struct CacheFile {
 // reported as written when it is out of range.
 CacheFile parse_cache_text(const std::string& text, const Validators& expected);
 
+// The text write_cache_file writes for `entries` (in key order) under `validators`: the format
+// export_entries hands to another process.
+std::string cache_text(const Validators& validators, const std::vector<CacheEntry>& entries);
+
 // Reads `path` (following symlinks) without blocking: only a regular file of at most
 // kMaxCacheFileBytes is opened. Never throws; dropped entries are reported in one warning per
 // path and process (warn_once).
@@ -127,6 +142,19 @@ void write_cache_file(const std::string& path, const Validators& validators, con
 // at it, its directory (missing, not writable). Without the lock, so a race can still differ.
 // With no validators (the device is not known yet) a cache of any setup passes.
 std::string cache_save_problem(const std::string& path, const Validators* validators);
+
+// Entries between processes (tune.h export_entries / import_entries, cache_entries.cpp), in the
+// cache file's format. export_cache_text: the entries of `keys` (key strings) that `cache` holds,
+// or every entry when `keys` is null. import_cache_text: throws Error(kInvalidArgument) naming
+// the reason when `text` is not a cache text for `here` (another GPU, driver, library version);
+// else offers each well-formed entry whose tactics run here (usable_here) to `cache`, whole.
+std::string export_cache_text(const TuneCache& cache, const Validators& validators,
+                              const std::vector<std::string>* keys);
+ImportReport import_cache_text(TuneCache& cache, const std::string& text, const Validators& here,
+                               const std::vector<Backend*>& backends, bool replace_local);
+// Why `e` cannot be used with `backends` ("" when it can): its tactic, or a segment's at its
+// largest M, does not parse, names a backend not built, or fails can_implement.
+std::string unusable_here(const CacheEntry& e, const std::vector<Backend*>& backends);
 
 // "<gpu-name-slug>-sm<cc>-<sms>sm-fp8gemm<version>.json": conventional_cache_path's file name.
 std::string cache_file_name(const DeviceInfo& device);

@@ -240,6 +240,12 @@ CacheFile parse_cache_text(const std::string& text, const Validators& expected) 
   return f;
 }
 
+std::string cache_text(const Validators& validators, const std::vector<CacheEntry>& entries) {
+  ordered j = {{"format", kFormatName}, {"validators", to_json(validators)}, {"entries", ordered::array()}};
+  for (const CacheEntry& e : entries) j["entries"].push_back(to_json(e));
+  return j.dump(1) + "\n";
+}
+
 CacheFile read_cache_file(const std::string& path, const Validators& expected) {
   FileText t = read_regular_file(path, kMaxCacheFileBytes);
   CacheFile f;
@@ -317,11 +323,9 @@ void write_cache_file(const std::string& path, const Validators& validators, con
   merged.replace(on_disk.entries);
   merged.merge(entries, /*overwrite=*/true);
 
-  ordered j = {{"format", kFormatName}, {"validators", to_json(validators)}, {"entries", ordered::array()}};
-  for (const CacheEntry& e : merged.entries()) j["entries"].push_back(to_json(e));
   struct stat st {};
   const bool exists = ::stat(target.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-  replace_file(target, j.dump(1) + "\n", exists ? &st : nullptr);
+  replace_file(target, cache_text(validators, merged.entries()), exists ? &st : nullptr);
 }
 
 }  // namespace fp8gemm::tuning

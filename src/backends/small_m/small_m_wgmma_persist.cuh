@@ -13,12 +13,14 @@
 // slot [rank] of the owner's receive buffer (st.shared::cluster) and arrives on the owner's
 // red_full barrier; the owner adds the slots in rank order 0, 1, ... (deterministic), stores, and
 // arrives on every rank's red_free barrier, which a rank waits on before it overwrites a slot
-// (next unit) and before it exits (no remote arrive may reach an exited block).
+// (next unit). The kernel ends with a cluster barrier: no block exits while a peer may still push
+// into its buffer or arrive on its barriers (distributed shared memory lives as long as its block).
 #pragma once
 
 namespace fp8gemm::small_m::sm90 {
 
-// mapa_rank, st_cluster_f32, mbar_arrive_remote and mbar_wait_cluster: src/core/sm90.
+// mapa_rank, st_cluster_f32, mbar_arrive_remote, mbar_wait_cluster and the cluster barrier halves:
+// src/core/sm90.
 
 template <class WT, class AT, int W, int NP>
 __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
@@ -154,7 +156,14 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
       for (int q = 0; q < S; ++q) mbar_arrive_remote(mapa_rank(smem_addr(&red_free), uint32_t(q)));
     }
   }
-  if (S > 1 && it > 0) mbar_wait_cluster(&red_free, uint32_t(it - 1) & 1);
+  // The last unit's pushes and red_free arrivals reach blocks that are still running: each
+  // consumer arrives after its last remote access, and no block leaves before every one has. The
+  // consumer warps get here whole (every block of the cluster walks the same units); the producer
+  // warp has exited, which counts as arrived.
+  if (S > 1 && it > 0) {
+    cluster_arrive_release();
+    cluster_wait_acquire();
+  }
 #else
   __trap();  // wgmma and this kernel's TMA path exist on sm_90a only (can_implement refuses others)
 #endif

@@ -39,6 +39,16 @@ __device__ __forceinline__ void cluster_sync_all() {
   asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
+// The cluster barrier in two halves: arrive releases this thread's earlier accesses (remote ones
+// included); wait returns once every thread of the cluster has arrived or exited. Aligned: every
+// thread of a warp that gets there executes the same one.
+__device__ __forceinline__ void cluster_arrive_release() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait_acquire() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
 #endif  // FP8GEMM_SM90A
 
 }  // namespace fp8gemm::sm90
