@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/cuda_check.h"
+#include "fp8gemm/backend.h"
 #include "core/validate.h"
 #include "tools/cli/command.h"
 #include "tools/common/files.h"
@@ -72,7 +73,9 @@ void add_type_options(CLI::App* cmd, std::string& dtype, std::string& out_dtype)
 }
 
 CLI::Option* add_backend_option(CLI::App* cmd, std::vector<std::string>& backends, const std::string& help) {
-  return cmd->add_option("--backend", backends, help + ": all, cublaslt, cutlass, small_m, cudnn")
+  std::string names = "all";
+  for (const std::string& name : known_backend_names()) names += ", " + name;
+  return cmd->add_option("--backend", backends, help + ": " + names)
       ->delimiter(',')
       ->capture_default_str();
 }
