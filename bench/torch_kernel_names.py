@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Which GPU kernels torch._scaled_mm and fp8gemm.bmm_fp8 launch for given shapes, and their
-times (torch.profiler, CUDA activity). For comparing cuBLASLt's choice inside torch with the
-tactics fp8gemm lists for the same problem.
+"""Which GPU kernels torch._scaled_mm, fp8gemm's floor and fp8gemm's auto launch for given shapes,
+and their times (torch.profiler, CUDA activity). The floor ("cublaslt:heuristic": cuBLASLt's
+heuristic asked as torch._scaled_mm asks it) should launch torch's kernels;
+tests/python/test_floor_gpu.py asserts that over the DESIGN suite.
 
     FP8GEMM_TORCH_LIBRARY=.../libfp8gemm_torch.so python3 bench/torch_kernel_names.py 96,4096,21504 ...
 
@@ -44,6 +45,8 @@ def main():
         for name, fn in [
             ("torch._scaled_mm", lambda: torch._scaled_mm(a, w.t(), one, one, out_dtype=torch.bfloat16,
                                                           use_fast_accum=True)),
+            ("fp8gemm floor (cublaslt:heuristic)",
+             lambda: fp8gemm.bmm_fp8(a[None], w.t()[None], one, one, torch.bfloat16, backend="cublaslt:heuristic")),
             (f"fp8gemm auto ({fp8gemm.choose(m, n, k)})",
              lambda: fp8gemm.bmm_fp8(a[None], w.t()[None], one, one, torch.bfloat16)),
         ]:

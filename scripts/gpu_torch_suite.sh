@@ -7,8 +7,19 @@
 #   scripts/gpu_torch_suite.sh [BUNDLE_DIR] [-- bench_torch.py args]
 #
 # BUNDLE_DIR defaults to build-torch-bundle. STAGES="pytest bench" (default) picks the steps;
-# PYTEST_ARGS adds pytest arguments (e.g. "-k numerics"). Steps are time-limited
-# (PYTEST_TIMEOUT, BENCH_TIMEOUT seconds) so that a hang still leaves the logs.
+# "decode" adds bench/decode_step.py: the step table and plot (DECODE_ARGS replaces its model
+# options, default the llama8b, nemotronh8b and llama70b_tp8 presets), the isolation of
+# Llama-3.3-70B TP4 at M=256, and the end-to-end decode. PYTEST_ARGS adds pytest arguments (e.g.
+# "-k numerics"). Steps are time-limited (PYTEST_TIMEOUT, BENCH_TIMEOUT, DECODE_TIMEOUT seconds)
+# so that a hang still leaves the logs.
+#
+# The GPU machine has no transformers (the e2e decode and test_nn_gpu's Hugging Face test) and
+# no network: carry its wheels in WHEELS (default build-bench-wheels), made on this machine with
+#   python3 -m pip download --only-binary :all: --python-version 3.12 --platform manylinux_2_28_x86_64 \
+#     --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 -d build-bench-wheels \
+#     transformers==5.25.0 && rm build-bench-wheels/numpy-*
+# (about 31 MB; numpy is there already). The plot needs matplotlib, which is not carried: make it
+# here from the CSV with `bench/decode_step.py plot --csv decode_step.csv --out decode_step.png`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUNDLE=${1:-build-torch-bundle}
@@ -36,6 +47,11 @@ step() {  # step NAME CMD...: runs, logs to $OUT/NAME.log, records PASS/FAIL and
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
   > "$OUT/nvidia-smi.csv" 2>&1
 cat "$BUNDLE/BUILD_INFO.txt" > "$OUT/env.log" 2>&1
+WHEELS=${WHEELS:-build-bench-wheels}
+if [ -d "$WHEELS" ]; then  # --no-deps: every wheel is named, and what the machine has stays its own
+  "$PY" -m pip install -q --no-index --no-deps --target /tmp/fp8gemm-pydeps "$WHEELS"/*.whl > "$OUT/pydeps.log" 2>&1
+  export PYTHONPATH="/tmp/fp8gemm-pydeps${PYTHONPATH:+:$PYTHONPATH}"
+fi
 step import "$PY" -c "import sys, json, torch; sys.path.insert(0, 'python'); import fp8gemm
 print(sys.version.split()[0], torch.__version__, torch.version.cuda, torch.cuda.get_device_name() if torch.cuda.is_available() else 'no GPU')
 print(json.dumps(fp8gemm.info()))"
@@ -49,6 +65,16 @@ case " $STAGES " in *" bench "*)
     --md "$OUT/bench_torch.md" --cache "$OUT/fp8gemm-cache.json" "${BENCH_ARGS[@]}" ;;
 esac
 
+case " $STAGES " in *" decode "*)
+  TP4_70B="qkv=2560x8192,o=8192x2048,gate_up=14336x8192,down=8192x7168"
+  # shellcheck disable=SC2086
+  step decode timeout "${DECODE_TIMEOUT:-420}" "$PY" bench/decode_step.py step \
+    ${DECODE_ARGS:---model llama8b,nemotronh8b,llama70b_tp8} --csv "$OUT/decode_step.csv" --plot "$OUT/decode_step.png"
+  step isolate timeout "${DECODE_TIMEOUT:-420}" "$PY" bench/decode_step.py isolate --linears "$TP4_70B" \
+    --label llama70b_tp4 --layers 20 --m 128,256,384 --csv "$OUT/isolate.csv"
+  step e2e timeout "${DECODE_TIMEOUT:-420}" "$PY" bench/decode_step.py e2e --json "$OUT/e2e.json" ;;
+esac
+
 echo "==== environment"; cat "$OUT/env.log"; cat "$OUT/import.log"
 if [ -f "$OUT/pytest.log" ]; then
   echo "==== pytest failures"; grep -E "^(FAILED|ERROR)" "$OUT/pytest.log" | head -30
@@ -58,5 +84,10 @@ if [ -f "$OUT/bench.log" ]; then
   echo "==== bench (worst 8 points by x tuned)"
   grep -E "^[a-zA-Z0-9_]+\.[a-z_]+ " "$OUT/bench.log" | sort -k9 -g | head -8
   echo "==== bench summary"; sed -n '/^| range/,$p' "$OUT/bench.log"
+fi
+if [ -f "$OUT/decode.log" ]; then
+  echo "==== decode step"; grep -E "^(model|# worst|# tuned fp8gemm slower)" "$OUT/decode.log"
+  echo "==== isolate"; grep -E "^(== isolate|step |sum of alone|between kernels|no PDL|out= buffers|profile)" "$OUT/isolate.log"
+  echo "==== e2e"; tail -n 5 "$OUT/e2e.log"
 fi
 echo "==== summary"; printf '%s\n' "${status[@]}"

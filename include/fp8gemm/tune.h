@@ -20,9 +20,14 @@
 
 namespace fp8gemm {
 
+// The largest M: sizes are 32-bit (and so is every M a cache file may name).
+inline constexpr int64_t kLargestProblemM = 2147483647;
+
 // The one map from M to its bucket, used by tuning and dispatch alike: the smallest edge >= m.
 // Edges: 1 2 4 8 16 24 32 48 64 96 128 192 256 384 512 768 1024 1536 2048 3072 4096 6144 8192
-// 12288 16384, then powers of two. A bucket is tuned at its upper edge (the returned value).
+// 12288 16384, then powers of two up to 2^30, then kLargestProblemM. A bucket is tuned at its
+// upper edge (the returned value). m <= 1 gives 1; m > kLargestProblemM throws
+// Error(kInvalidArgument).
 int64_t m_bucket(int64_t m);
 const std::vector<int64_t>& m_bucket_edges();  // the explicit edges above (up to 16384)
 
@@ -100,18 +105,80 @@ struct TuneOptions {
 std::vector<Decision> tune(Context& ctx, const std::vector<Problem>& problems,
                            const TuneOptions& options = {});
 
-// Tuned cache of `ctx` (install_autotuner is called if needed). load_cache replaces the
-// in-memory entries with the file's valid ones and returns how many were kept; a corrupt,
-// truncated, foreign-GPU or old-version file is reported once on stderr and ignored (returns 0).
-// merge_cache adds the file's entries, keeping the in-memory ones on conflict. save_cache merges
-// with what is on disk (under flock) and replaces the file atomically.
+// Tuned cache of `ctx` (install_autotuner is called if needed; docs/tuning.md "Cache file").
+// load_cache replaces the in-memory entries with the file's valid ones and returns how many were
+// kept; merge_cache adds them, keeping the in-memory ones on conflict. Neither throws for a bad
+// file: one that is not a regular file, over 64 MiB, not an fp8gemm cache, truncated, or made for
+// another GPU or library version is reported once on stderr and ignored (returns 0); malformed
+// or stale entries are dropped with one warning and the rest kept. load_cache reports a missing
+// file once; merge_cache does not (it is what a later save creates).
+// save_cache merges with the file on disk under a lock (waited for at most 10 s) and replaces it
+// atomically (temp file, rename, directory fsync). It writes only over nothing, an empty file or
+// an fp8gemm cache for this GPU and version; anything else at `path` (another file, a directory,
+// a FIFO, a device, a truncated or foreign cache) throws Error(kIo) naming the path and what is
+// there, and is left as it was. A symlink is written through: its target is replaced, keeping
+// the target's mode. Saving into default_cache_dir() creates that directory.
+// Why save_cache to `path` on `device` would refuse or fail, "" when it would write: the same
+// checks (what is at the path, its directory) without writing, so a tool can refuse a bad cache
+// path before it spends minutes tuning. Without a device (before looking for a GPU) an fp8gemm
+// cache of any GPU or version passes; check again with the device once it is known.
+std::string cache_save_problem(const std::string& path, const DeviceInfo* device = nullptr);
 size_t load_cache(Context& ctx, const std::string& path);
 size_t merge_cache(Context& ctx, const std::string& path);
 void save_cache(Context& ctx, const std::string& path);
 void clear_cache(Context& ctx);
 
+// Tuned entries as bytes, for a transport of the caller's choosing (torch.distributed in
+// fp8gemm.tune(group=...); docs/torch.md "Tensor-parallel tuning"): the cache file's JSON text
+// (format, validators, entries), so the receiver checks what a cache file is checked for.
+// export_entries: the entries of `keys` (Decision::key strings) that ctx's cache holds, in key
+// order (a key it lacks is absent; none: the validators alone), or every entry.
+std::string export_entries(Context& ctx, const std::vector<std::string>& keys);
+std::string export_entries(Context& ctx);
+
+// What import_entries did with each entry, by key string.
+struct ImportReport {
+  std::vector<std::string> added;       // keys the cache lacked
+  std::vector<std::string> replaced;    // keys whose different local entry was replaced (replace_local)
+  std::vector<std::string> unchanged;   // keys whose local entry was the same already
+  std::vector<std::string> kept_local;  // keys whose different local entry was kept (not replace_local)
+  std::vector<std::string> refused;     // "key: why" (a tactic that does not parse or run here), or a malformed entry
+};
+
+// Adds the entries of `bytes` (export_entries of another process) to ctx's cache, each one whole
+// or not at all. Throws Error(kInvalidArgument) with the reason when `bytes` is not an fp8gemm
+// cache text, or was made on another setup (GPU, SM count, driver, CUDA, cuBLASLt or library
+// version: the validators). An entry whose tactic (or a segment's) does not parse or fails
+// can_implement here is refused, the rest kept. A key the cache holds with a different entry
+// keeps the local one unless replace_local.
+ImportReport import_entries(Context& ctx, const std::string& bytes, bool replace_local = false);
+
+// Removes the entries of `keys` (key strings) from ctx's cache, so that `auto` answers them from
+// the default table or the floor (as every rank of a group does for a key one of them failed);
+// returns how many there were.
+size_t forget_entries(Context& ctx, const std::vector<std::string>& keys);
+
+// The key string of p's cache entry (Decision::key): what export_entries and forget_entries take.
+std::string tune_key(const Problem& p);
+
+// Where caches live when no path is named (docs/tuning.md "API and environment"):
+// $FP8GEMM_CACHE_DIR, else $XDG_CACHE_HOME/fp8gemm (when absolute), else $HOME/.cache/fp8gemm;
+// "" when none of them is set.
+std::string default_cache_dir();
+// The conventional file for `device` there, one per GPU and software stack:
+// "<dir>/nvidia-h200-sm90-132sm-driver13000-cuda13000-cublaslt130100-fp8gemm0.1.0.json" (GPU
+// name slug, compute capability, SMs, the driver, CUDA and cuBLASLt versions,
+// FP8GEMM_VERSION_STRING); "" when default_cache_dir() is "".
+std::string conventional_cache_path(const DeviceInfo& device);
+// The file `auto` loads on first use, lazy tuning saves to, and `fp8gemm tune` / tune_model write
+// when no path is given: $FP8GEMM_CACHE when set (`off`: none, ""), else
+// conventional_cache_path(device). tune() itself writes no file (explain measures with it).
+std::string default_cache_path(const DeviceInfo& device);
+
 // Installs the tuning selector on `ctx` (idempotent). default_context() does this for every
-// context it creates; FP8GEMM_CACHE names a cache file loaded here (and saved after lazy tuning).
+// context it creates; the selector loads default_cache_path(ctx.device()) (a missing
+// $FP8GEMM_CACHE file is reported once; a missing conventional file is silent) and lazy tuning
+// saves there.
 void install_autotuner(Context& ctx);
 
 // Mirrors FlashInfer's `with autotune(enabled, cache=...)`: while one is alive (scopes nest),

@@ -9,6 +9,8 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
 #include <c10/core/SymInt.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
 
 #include <string>
 
@@ -52,5 +54,20 @@ DType to_dtype(at::ScalarType t);  // fp8 and bf16/fp16 only; anything else is c
 // Rethrows an fp8gemm::Error as the c10 error Python shows as ValueError (kInvalidArgument) or
 // RuntimeError (everything else), with the library's message unchanged.
 [[noreturn]] void throw_torch_error(const Error& e);
+
+// Runs fn on the Context of torch's current GPU, with library errors as Python exceptions. `what`
+// ("fp8gemm.tune") names the call when there is no GPU: each op checks its arguments before this,
+// so a bad argument is reported first, and a missing GPU in fp8gemm's words, not the driver's.
+template <typename Fn>
+auto on_current_gpu(const char* what, Fn&& fn) {
+  TORCH_CHECK(device_count() > 0, what, " needs a CUDA GPU: ", no_device_reason());
+  const int dev = c10::cuda::current_device();
+  const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(dev));
+  try {
+    return fn(default_context(dev));
+  } catch (const Error& e) {
+    throw_torch_error(e);
+  }
+}
 
 }  // namespace fp8gemm::torch_ops

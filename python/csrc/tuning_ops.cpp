@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "args.h"
+#include "tune_args.h"
 #include "core/validate.h"
 #include "fp8gemm/tune.h"
 #include "tune/report.h"
@@ -20,75 +21,6 @@
 
 namespace fp8gemm::torch_ops {
 namespace {
-
-// Runs fn on the context of torch's current GPU, with library errors as Python exceptions.
-template <typename Fn>
-auto on_current_gpu(Fn&& fn) {
-  const int dev = c10::cuda::current_device();
-  const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(dev));
-  try {
-    return fn(default_context(dev));
-  } catch (const Error& e) {
-    throw_torch_error(e);
-  }
-}
-
-// The library's arguments of one problem, checked with every rule that needs no GPU, so that a bad
-// call fails before the GPU is touched; on_gpu adds the GPU's own rule (its compute capability).
-BmmFp8Args problem_args(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarType a, at::ScalarType b,
-                        at::ScalarType out) {
-  BmmFp8Args args;
-  args.batch = batch, args.m = m, args.n = n, args.k = k;
-  args.a_type = to_dtype(a);
-  args.b_type = to_dtype(b);
-  args.out_type = to_dtype(out);
-  try {
-    problem_without_gpu(args);
-  } catch (const Error& e) {
-    throw_torch_error(e);
-  }
-  return args;
-}
-
-// A key is tuned at its M bucket's upper edge: that problem must be valid too.
-void check_bucket_edge(BmmFp8Args args) {
-  const int64_t m = args.m;
-  args.m = m_bucket(m);
-  try {
-    problem_without_gpu(args);
-  } catch (const Error& e) {
-    std::string rule = e.what();
-    if (rule.rfind("fp8gemm: ", 0) == 0) rule = rule.substr(9);
-    C10_THROW_ERROR(ValueError, c10::str("fp8gemm: m=", m, " is tuned at its M bucket's upper edge m<=", args.m, ": ",
-                                         rule));
-  }
-}
-
-// Budgets are finite and >= 0; a key's at most an hour, as the CLI's --key-budget-ms (the tuner
-// turns budget over call time into counts of calls).
-constexpr double kMaxKeyBudgetMs = 3600e3;
-void check_budgets(double key_budget_ms, double run_budget_ms) {
-  TORCH_CHECK_VALUE(std::isfinite(key_budget_ms) && key_budget_ms >= 0 && key_budget_ms <= kMaxKeyBudgetMs,
-                    "key_budget_ms must be a finite number in [0, 3600000], got ", key_budget_ms);
-  TORCH_CHECK_VALUE(std::isfinite(run_budget_ms) && run_budget_ms >= 0,
-                    "run_budget_ms must be a finite number >= 0, got ", run_budget_ms);
-}
-
-// The canonical names of `backends` (the tuner matches names exactly): each a backend, never auto.
-std::vector<std::string> canonical_backends(const std::vector<std::string>& backends) {
-  std::vector<std::string> out;
-  for (const std::string& b : backends) {
-    std::string name = "auto";  // refused below
-    try {
-      name = canonical_backend_name(b);
-    } catch (const Error&) {
-    }
-    TORCH_CHECK_VALUE(name != "auto", "backends: '", b,
-                      "' is not a backend: expected cublaslt (or cublas), cutlass, small_m or cudnn (none: all)");
-    out.push_back(name);
-  }
-  return out;
-}
 
 Problem on_gpu(const Context& ctx, const BmmFp8Args& args) { return validate_problem(args, ctx.device()); }
 
@@ -98,7 +30,7 @@ std::string info() {
     j["no_device_reason"] = no_device_reason();
     return j.dump();
   }
-  return on_current_gpu([&](Context& ctx) {
+  return on_current_gpu("fp8gemm.info", [&](Context& ctx) {
     j["device"] = ctx.device().to_string();
     j["compute_capability"] = ctx.device().compute_capability();
     j["backends"] = nlohmann::json::array();
@@ -119,7 +51,7 @@ std::string choose(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarTyp
   } catch (const Error& e) {
     throw_torch_error(e);
   }
-  return on_current_gpu([&](Context& ctx) { return ctx.choose(on_gpu(ctx, args), backend).name(); });
+  return on_current_gpu("fp8gemm.choose", [&](Context& ctx) { return ctx.choose(on_gpu(ctx, args), backend).name(); });
 }
 
 // problems: [batch, m, n, k] flattened. Returns decisions_to_json.
@@ -133,7 +65,7 @@ std::string tune_problems(std::vector<int64_t> bmnk, at::ScalarType a, at::Scala
   }
   check_budgets(key_budget_ms, run_budget_ms);
   const std::vector<std::string> only = canonical_backends(backends);
-  return on_current_gpu([&](Context& ctx) {
+  return on_current_gpu("fp8gemm.tune", [&](Context& ctx) {
     std::vector<Problem> problems;
     for (const BmmFp8Args& one : args) problems.push_back(on_gpu(ctx, one));
     TuneOptions o;
@@ -154,7 +86,7 @@ std::string explain(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarTy
     check_bucket_edge(args);
     check_budgets(key_budget_ms, 0);
   }
-  return on_current_gpu([&](Context& ctx) {
+  return on_current_gpu("fp8gemm.explain", [&](Context& ctx) {
     const Problem p = on_gpu(ctx, args);
     std::ostringstream os;
     os << ctx.device().to_string() << "\n"
@@ -173,16 +105,16 @@ std::string explain(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarTy
 }
 
 int64_t load_cache_op(std::string path) {
-  return on_current_gpu([&](Context& ctx) { return static_cast<int64_t>(load_cache(ctx, path)); });
+  return on_current_gpu("fp8gemm.load_cache", [&](Context& ctx) { return static_cast<int64_t>(load_cache(ctx, path)); });
 }
 int64_t merge_cache_op(std::string path) {
-  return on_current_gpu([&](Context& ctx) { return static_cast<int64_t>(merge_cache(ctx, path)); });
+  return on_current_gpu("fp8gemm.merge_cache", [&](Context& ctx) { return static_cast<int64_t>(merge_cache(ctx, path)); });
 }
 void save_cache_op(std::string path) {
-  on_current_gpu([&](Context& ctx) { save_cache(ctx, path); });
+  on_current_gpu("fp8gemm.save_cache", [&](Context& ctx) { save_cache(ctx, path); });
 }
 void clear_cache_op() {
-  on_current_gpu([&](Context& ctx) { clear_cache(ctx); });
+  on_current_gpu("fp8gemm.clear_cache", [&](Context& ctx) { clear_cache(ctx); });
 }
 
 // AutotuneScope objects behind Python's `with fp8gemm.autotune(...)`, by handle.
@@ -191,7 +123,7 @@ std::map<int64_t, std::unique_ptr<AutotuneScope>> scopes;
 int64_t next_scope = 1;
 
 int64_t autotune_begin(bool enabled, std::string cache) {
-  return on_current_gpu([&](Context& ctx) {
+  return on_current_gpu("fp8gemm.autotune", [&](Context& ctx) {
     auto scope = std::make_unique<AutotuneScope>(enabled, cache, &ctx);
     std::lock_guard lock(scopes_mutex);
     scopes.emplace(next_scope, std::move(scope));

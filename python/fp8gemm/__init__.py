@@ -22,11 +22,14 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 import torch
 
-from . import _library
+from . import _library, _log
+from .distributed import DEFAULT_TIMEOUT_S as _DEFAULT_TIMEOUT_S
 
 __all__ = [
     "bmm_fp8", "gemm_fp8", "autotune", "tune", "explain", "choose", "load_cache", "merge_cache",
-    "save_cache", "clear_cache", "info", "BACKENDS",
+    "save_cache", "clear_cache", "info", "BACKENDS", "nn", "quantize_", "tune_model", "set_log_choices",
+    "default_cache_path", "hf_config_linears", "release_tuning_buffers", "release_stream", "export_entries",
+    "import_entries", "GroupError", "GroupTimeoutError",
 ]
 __version__ = "0.1.0"
 
@@ -46,6 +49,8 @@ def bmm_fp8(A: torch.Tensor, B: torch.Tensor, A_scale: torch.Tensor, B_scale: to
     """FlashInfer's bmm_fp8: out[b] = A_scale * B_scale * A[b] @ B[b], returned (and written to
     `out` when given). Raises TypeError for a wrong dtype, ValueError for a wrong shape, layout,
     device or size, RuntimeError when the named backend cannot run the problem."""
+    if _log.log_choices and A.dim() == 3 and A.is_cuda:
+        _log.log_choice(A.shape[0], A.shape[1], B.shape[2], A.shape[2], A.dtype, B.dtype, dtype, backend)
     if out is None:
         return _bmm(A, B, A_scale, B_scale, dtype, backend)
     _bmm_out(A, B, A_scale, B_scale, dtype, out, backend)
@@ -55,6 +60,8 @@ def bmm_fp8(A: torch.Tensor, B: torch.Tensor, A_scale: torch.Tensor, B_scale: to
 def gemm_fp8(A: torch.Tensor, B: torch.Tensor, A_scale: torch.Tensor, B_scale: torch.Tensor,
              dtype: torch.dtype, out: Optional[torch.Tensor] = None, backend: str = "auto") -> torch.Tensor:
     """bmm_fp8 without the batch dimension: A [m, k] contiguous, B [k, n] column-major (W.t())."""
+    if _log.log_choices and A.dim() == 2 and A.is_cuda:
+        _log.log_choice(1, A.shape[0], B.shape[1], A.shape[1], A.dtype, B.dtype, dtype, backend)
     if out is None:
         return _gemm(A, B, A_scale, B_scale, dtype, backend)
     _gemm_out(A, B, A_scale, B_scale, dtype, out, backend)
@@ -62,14 +69,26 @@ def gemm_fp8(A: torch.Tensor, B: torch.Tensor, A_scale: torch.Tensor, B_scale: t
 
 
 @contextlib.contextmanager
-def autotune(enabled: bool = True, cache: Optional[str] = None, *, tune_mode: Optional[bool] = None) -> Iterator[None]:
+def autotune(enabled: bool = True, cache: Optional[str] = None, *, tune_mode: Optional[bool] = None,
+             group=None, strategy: Optional[str] = None, timeout: float = _DEFAULT_TIMEOUT_S) -> Iterator[None]:
     """FlashInfer's `with autotune(...)`: while inside (scopes nest), each "auto" call whose key
     (dtypes, batch, M bucket, N, K) is not tuned yet is measured first, on any thread, except
     while its stream is being captured into a CUDA graph. With `cache`, the file is merged in
     first and saved (merged with what is on disk) at exit. `tune_mode` is FlashInfer's name for
-    `enabled`."""
+    `enabled`.
+
+    group: a torch.distributed process group (every rank enters the scope with the same
+    arguments): at exit, every key a rank tuned inside gets the same entry on every rank (strategy
+    "broadcast": the lowest rank's that tuned it; "merge", the default: the ranks that tuned it in
+    turn), before the cache is saved; `timeout` (s): how long a rank waits for the others there.
+    Capture CUDA graphs after the scope: inside it, ranks may still run different tactics."""
     if tune_mode is not None:
         enabled = tune_mode
+    in_group = distributed.group_of(group, strategy, timeout, "fp8gemm.autotune")
+    if in_group and enabled:
+        with distributed.autotune_in_group(*in_group, True, str(cache) if cache else None):
+            yield
+        return
     handle = _ops.autotune_begin.default(bool(enabled), str(cache) if cache else "")
     try:
         yield
@@ -93,14 +112,30 @@ def tune(shapes: Iterable[Sequence[int]], *, dtype: torch.dtype = torch.bfloat16
          a_dtype: torch.dtype = torch.float8_e4m3fn, b_dtype: torch.dtype = torch.float8_e4m3fn,
          batch: int = 1, key_budget_ms: float = 100.0, run_budget_ms: float = 0.0,
          backends: Optional[Sequence[str]] = None, retune: bool = False,
-         cache: Optional[str] = None) -> list:
+         cache: Optional[str] = None, group=None, strategy: Optional[str] = None,
+         timeout: float = _DEFAULT_TIMEOUT_S) -> list:
     """Tunes the keys of `shapes` ((m, n, k) or (batch, m, n, k); m is rounded up to its bucket)
     on the current GPU and keeps the choices for "auto" calls. With `cache`, the file is merged in
     first and saved after. Returns one decision (a dict: key, choice, default, times, reason,
-    every candidate) per shape."""
+    every candidate) per shape.
+
+    group: a torch.distributed process group; every rank calls tune with the same arguments
+    (shapes may differ: the union is tuned) and ends with the same entries for every key of the
+    call. strategy "merge" (the default) splits the keys over the ranks and gathers every share,
+    "broadcast" tunes every key on rank 0 and sends the entries; a key a rank fails keeps the
+    default on every rank (a RuntimeWarning names it). run_budget_ms applies to each rank's
+    share. `timeout` (s): how long a rank waits for the others at each step (after tuning, it
+    includes the slowest rank's share); past it, GroupTimeoutError names the ranks that did not
+    answer. Each decision also says "tuned_on_rank". docs/torch.md "Tensor-parallel tuning"."""
+    problems = _problems(shapes, batch)
+    in_group = distributed.group_of(group, strategy, timeout, "fp8gemm.tune")
+    if in_group:
+        call = distributed.TuneCall(a_dtype, b_dtype, dtype, key_budget_ms, run_budget_ms, backends, retune,
+                                    in_group[1])
+        return distributed.tune_in_group(*in_group, problems, call, str(cache) if cache else None)
     if cache:
         merge_cache(cache)
-    text = _ops.tune.default(_problems(shapes, batch), a_dtype, b_dtype, dtype, float(key_budget_ms),
+    text = _ops.tune.default(problems, a_dtype, b_dtype, dtype, float(key_budget_ms),
                              float(run_budget_ms), list(backends or []), bool(retune))
     if cache:
         save_cache(cache)
@@ -124,7 +159,8 @@ def choose(m: int, n: int, k: int, *, backend: str = "auto", dtype: torch.dtype 
 
 def load_cache(path: str) -> int:
     """Replaces the tuned choices with the file's valid entries; returns how many were kept. A
-    corrupt, foreign-GPU or old-version file is reported on stderr and ignored (returns 0)."""
+    corrupt, foreign-GPU or old-version file is reported once (a Python warning) and ignored
+    (returns 0)."""
     return _ops.load_cache.default(str(path))
 
 
@@ -147,3 +183,27 @@ def info() -> dict:
     """Library version, the current GPU and each backend with whether it is available (and why
     not); without a GPU, the reason."""
     return json.loads(_ops.info.default())
+
+
+# The modules on top of the ops (imported last: they use the ops registered above).
+from . import distributed, nn  # noqa: E402
+from .distributed import GroupError, GroupTimeoutError, export_entries, import_entries  # noqa: E402
+from ._log import set_log_choices  # noqa: E402
+from .quantize import quantize_  # noqa: E402
+from .tuning import default_cache_path, tune_model  # noqa: E402
+from .models import HfConfigLinears, ModelLinear, hf_config_linears  # noqa: E402
+
+
+def release_tuning_buffers() -> None:
+    """Frees the tuner's GPU buffers (weight copies of the shapes it timed) on the current GPU now;
+    they are also freed when the last autotune scope ends."""
+    _ops.release_tuning_buffers.default()
+
+
+def release_stream(stream: "torch.cuda.Stream") -> bool:
+    """Frees the workspace fp8gemm keeps for `stream` (32 MiB per stream that ran a GEMM). Call it
+    before the stream is destroyed, once no CUDA graph captured on it can replay; refused while
+    it is being captured. Returns whether there was one."""
+    if not isinstance(stream, torch.cuda.Stream):
+        raise TypeError(f"release_stream: stream must be a torch.cuda.Stream, got {type(stream).__name__}")
+    return bool(_ops.release_stream.default(stream.cuda_stream))

@@ -46,7 +46,7 @@ void install_autotuner(Context& ctx) {
   c.selector_rules = tuning::selector_rules(c.device.compute_capability());
   c.make_timer = [&ctx]() -> std::unique_ptr<Timer> { return std::make_unique<GraphTimer>(ctx, tuning_timer_options()); };
   c.lazy = env("FP8GEMM_TUNE") == "1";
-  c.cache_path = env("FP8GEMM_CACHE");
+  c.cache_path = tuning::startup_cache_path(c.device);  // $FP8GEMM_CACHE, else the conventional file
   auto sel = std::make_shared<tuning::TuningSelector>(std::move(c));
   if (!sel->config().cache_path.empty()) sel->load(sel->config().cache_path);  // never throws for a bad file
   ctx.set_selector(std::move(sel));
@@ -60,10 +60,38 @@ void release_tuning_buffers(Context& ctx) {
   if (auto* sel = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get())) sel->release_timer();
 }
 
-size_t load_cache(Context& ctx, const std::string& path) { return selector_of(ctx).load(path); }
+std::string cache_save_problem(const std::string& path, const DeviceInfo* device) {
+  if (!device) return tuning::cache_save_problem(path, nullptr);
+  const tuning::Validators here = tuning::Validators::of(*device);
+  return tuning::cache_save_problem(path, &here);
+}
+
+size_t load_cache(Context& ctx, const std::string& path) {
+  tuning::TuningSelector& sel = selector_of(ctx);
+  tuning::report_if_missing(path, "given to load_cache");
+  return sel.load(path);
+}
 size_t merge_cache(Context& ctx, const std::string& path) { return selector_of(ctx).merge(path); }
 void save_cache(Context& ctx, const std::string& path) { selector_of(ctx).save(path); }
 void clear_cache(Context& ctx) { selector_of(ctx).cache().replace({}); }
+
+std::string export_entries(Context& ctx, const std::vector<std::string>& keys) {
+  tuning::TuningSelector& sel = selector_of(ctx);
+  return tuning::export_cache_text(sel.cache(), tuning::Validators::of(sel.config().device), &keys);
+}
+std::string export_entries(Context& ctx) {
+  tuning::TuningSelector& sel = selector_of(ctx);
+  return tuning::export_cache_text(sel.cache(), tuning::Validators::of(sel.config().device), nullptr);
+}
+ImportReport import_entries(Context& ctx, const std::string& bytes, bool replace_local) {
+  tuning::TuningSelector& sel = selector_of(ctx);
+  return tuning::import_cache_text(sel.cache(), bytes, tuning::Validators::of(sel.config().device),
+                                   sel.config().backends, replace_local);
+}
+size_t forget_entries(Context& ctx, const std::vector<std::string>& keys) {
+  return selector_of(ctx).cache().erase(keys);
+}
+std::string tune_key(const Problem& p) { return tuning::key_of(p).to_string(); }
 
 AutotuneScope::AutotuneScope(bool enabled, std::string cache_path, Context* ctx)
     : ctx_(ctx ? ctx : &default_context()), enabled_(enabled), cache_path_(std::move(cache_path)) {

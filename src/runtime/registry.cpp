@@ -10,6 +10,9 @@
 #if FP8GEMM_HAVE_SMALL_M
 #include "backends/small_m/small_m_backend.h"
 #endif
+#if FP8GEMM_HAVE_MID_M
+#include "backends/mid_m/mid_m_backend.h"
+#endif
 #if FP8GEMM_HAVE_CUDNN
 #include "backends/cudnn/cudnn_backend.h"
 #endif
@@ -62,6 +65,11 @@ std::vector<Entry> entries() {
 #else
   e.push_back({"small_m", nullptr, "FP8GEMM_WITH_SMALL_M"});
 #endif
+#if FP8GEMM_HAVE_MID_M
+  e.push_back({"mid_m", make_mid_m_backend, ""});
+#else
+  e.push_back({"mid_m", nullptr, "FP8GEMM_WITH_MID_M"});
+#endif
 #if FP8GEMM_HAVE_CUDNN
   e.push_back({"cudnn", make_cudnn_backend, ""});
 #elif defined(FP8GEMM_NOT_BUILT_CUDNN)
@@ -79,7 +87,7 @@ std::unique_ptr<Backend> make_unavailable_backend(std::string name, std::string 
 }
 
 const std::vector<std::string>& known_backend_names() {
-  static const std::vector<std::string> names = {"cublaslt", "cutlass", "small_m", "cudnn"};
+  static const std::vector<std::string> names = {"cublaslt", "cutlass", "small_m", "mid_m", "cudnn"};
   return names;
 }
 
@@ -90,9 +98,10 @@ std::string canonical_backend_name(const std::string& spelling) {
   if (s == "cublas" || s == "cublaslt") return "cublaslt";
   if (s == "cutlass") return "cutlass";
   if (s == "small_m" || s == "smallm" || s == "small-m") return "small_m";
+  if (s == "mid_m" || s == "midm" || s == "mid-m") return "mid_m";
   if (s == "cudnn") return "cudnn";
   FP8GEMM_FAIL(kInvalidArgument, "backend '", spelling,
-               "' is unknown: expected auto, cublaslt (or cublas), cutlass, small_m, cudnn, or a "
+               "' is unknown: expected auto, cublaslt (or cublas), cutlass, small_m, mid_m, cudnn, or a "
                "tactic name like 'cublaslt:algo=...'");
 }
 

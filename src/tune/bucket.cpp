@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/cuda_check.h"
+
 namespace fp8gemm {
 
 const std::vector<int64_t>& m_bucket_edges() {
@@ -17,12 +19,15 @@ const std::vector<int64_t>& m_bucket_edges() {
 
 int64_t m_bucket(int64_t m) {
   if (m <= 1) return 1;
+  FP8GEMM_REQUIRE(m <= kLargestProblemM, kInvalidArgument, "m = ", m, " exceeds ", kLargestProblemM,
+                  " (2^31-1): sizes must fit in 32 bits");
   const auto& edges = m_bucket_edges();
   auto it = std::lower_bound(edges.begin(), edges.end(), m);
   if (it != edges.end()) return *it;
+  // Beyond the table: powers of two, the last bucket ending at kLargestProblemM (2^31 would not be an M).
   int64_t edge = edges.back();
-  while (edge < m) edge *= 2;  // beyond the table: powers of two
-  return edge;
+  while (edge < m && edge < kLargestProblemM / 2 + 1) edge *= 2;
+  return edge < m ? kLargestProblemM : edge;
 }
 
 namespace tuning {
@@ -72,7 +77,8 @@ int64_t bucket_lower(int64_t m) {
   int64_t lower = 0;
   for (int64_t e : edges)
     if (e < edge) lower = e;
-  if (edge > edges.back()) lower = edge / 2;
+  // Beyond the table the previous edge is the largest power of two below this one.
+  while (lower * 2 < edge && lower * 2 > lower) lower *= 2;
   return lower;
 }
 

@@ -1,5 +1,6 @@
 #include "tune/cache.h"
 
+#include <set>
 #include <sstream>
 
 #include "fp8gemm/version.h"
@@ -95,6 +96,36 @@ void TuneCache::replace(const std::vector<CacheEntry>& entries) {
   entries_.clear();
   for (const CacheEntry& e : entries) entries_[e.key] = store(e);
   generation_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+TuneCache::Offer TuneCache::offer(const CacheEntry& e, bool replace) {
+  std::unique_lock lock(mutex_);
+  auto it = entries_.find(e.key);
+  Offer what = Offer::kAdded;
+  if (it != entries_.end()) {
+    if (it->second.entry == e) return Offer::kUnchanged;
+    if (!replace) return Offer::kKeptLocal;
+    what = Offer::kReplaced;
+  }
+  entries_[e.key] = store(e);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  return what;
+}
+
+size_t TuneCache::erase(const std::vector<std::string>& keys) {
+  const std::set<std::string> names(keys.begin(), keys.end());
+  std::unique_lock lock(mutex_);
+  size_t erased = 0;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (names.count(it->first.to_string())) {
+      it = entries_.erase(it);
+      ++erased;
+    } else {
+      ++it;
+    }
+  }
+  if (erased) generation_.fetch_add(1, std::memory_order_acq_rel);
+  return erased;
 }
 
 std::vector<CacheEntry> TuneCache::entries() const {

@@ -1,92 +1,25 @@
 // The tuning cache file: round trip, validators (foreign GPU, old version), corrupt and
 // truncated files (ignored with ONE warning, never fatal), stale entries dropped with a warning,
 // atomic replacement, and concurrent writers (threads and processes) leaving a valid file that
-// holds every entry.
+// holds every entry. What a save finds at its path: test_tune_cache_paths.cpp; malformed fields:
+// test_tune_cache_fields.cpp; the lock and temp files: test_tune_cache_writers.cpp; the location:
+// test_tune_cache_location.cpp.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "fp8gemm/error.h"
 #include "fp8gemm/version.h"
-#include "test_tune_fakes.h"
-#include "tune/cache.h"
-#include "tune/selector.h"
-#include "tune/warnings.h"
+#include "test_tune_cache_fixture.h"
 
 namespace fp8gemm::testing {
 namespace {
 
-namespace fs = std::filesystem;
 using tuning::CacheEntry;
 using tuning::Validators;
-
-DeviceInfo h200() {
-  DeviceInfo d;
-  d.name = "NVIDIA H200";
-  d.sm_count = 132;
-  d.cc_major = 9;
-  d.driver_version = 13000;
-  d.runtime_version = 13000;
-  d.cublaslt_version = 130100;
-  return d;
-}
-
-CacheEntry entry(int64_t m, const std::string& tactic, int64_t n = 4096) {
-  CacheEntry e;
-  e.key = tuning::key_of(problem(m, n));
-  e.tactic = tactic;
-  e.us = 8;
-  e.default_tactic = "cublaslt:heur";
-  e.default_us = 10;
-  return e;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void spit(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
-
-struct CacheTest : ::testing::Test {
-  FakeBackend cublaslt{"cublaslt", {"enum0", "heur", "h1"}, "heur"};
-  FakeBackend cutlass{"cutlass", {"c0", "c1"}, "c1"};
-  fs::path dir;
-  std::string path;
-  std::vector<std::string> warnings;
-  tuning::WarningSink old_sink;
-
-  void SetUp() override {
-    dir = fs::temp_directory_path() / ("fp8gemm_tune_cache_" + std::to_string(::getpid()) + "_" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    path = (dir / "cache.json").string();
-    tuning::reset_warnings();
-    old_sink = tuning::set_warning_sink([this](const std::string& w) { warnings.push_back(w); });
-  }
-  void TearDown() override {
-    tuning::set_warning_sink(old_sink);
-    fs::remove_all(dir);
-  }
-  tuning::TuningSelector selector(DeviceInfo d = h200()) {
-    tuning::SelectorConfig c;
-    c.backends = {&cublaslt, &cutlass};
-    c.device = d;
-    return tuning::TuningSelector(c);
-  }
-  void write(const std::vector<CacheEntry>& e, DeviceInfo d = h200()) {
-    tuning::write_cache_file(path, Validators::of(d), e);
-  }
-};
 
 TEST_F(CacheTest, RoundTripKeepsEntriesAndValidators) {
   write({entry(16, "cutlass:c0"), entry(100, "cublaslt:h1")});
@@ -129,8 +62,8 @@ TEST_F(CacheTest, SegmentsRoundTripAndDispatchByM) {
 }
 
 // Segments that leave their bucket, go backwards, or do not end at the edge with the entry's
-// tactic make the file corrupt (reported once, ignored), as a hand edit would.
-TEST_F(CacheTest, MalformedSegmentsMakeTheFileCorrupt) {
+// tactic make their entry malformed, as a hand edit would: it alone is dropped, with one warning.
+TEST_F(CacheTest, MalformedSegmentsDropTheirEntryAlone) {
   for (const std::vector<tuning::CacheSegment>& bad :
        {std::vector<tuning::CacheSegment>{{200, "cutlass:c0"}, {384, "cublaslt:heur"}},    // below the bucket
         std::vector<tuning::CacheSegment>{{341, "cutlass:c0"}, {299, "cublaslt:heur"}},    // backwards
@@ -139,10 +72,12 @@ TEST_F(CacheTest, MalformedSegmentsMakeTheFileCorrupt) {
     CacheEntry e = entry(384, "cublaslt:heur");
     e.segments = bad;
     fs::remove(path);
-    write({e});
-    const auto f = tuning::read_cache_file(path, Validators::of(h200()));
-    EXPECT_FALSE(f.ok) << bad[0].m_max << " " << bad[1].m_max;
-    EXPECT_NE(f.problem.find("segment"), std::string::npos) << f.problem;
+    write({e, entry(16, "cutlass:c0")});
+    const auto f = read(path);
+    ASSERT_TRUE(f.ok) << f.problem;
+    EXPECT_EQ(f.entries.size(), 1u);
+    EXPECT_EQ(f.dropped, 1u);
+    EXPECT_NE(f.dropped_why.find("segment"), std::string::npos) << f.dropped_why;
   }
 }
 
@@ -260,19 +195,11 @@ TEST_F(CacheTest, SaveMergesWithWhatIsOnDisk) {
   EXPECT_EQ(fresh.select(problem(16), "auto", nullptr)->name(), "cutlass:c0");
 }
 
-TEST_F(CacheTest, SaveOverAnUnusableFileReplacesIt) {
-  spit(path, "garbage");
-  auto sel = selector();
-  sel.cache().put(entry(64, "cublaslt:h1"));
-  sel.save(path);
-  EXPECT_EQ(selector().load(path), 1u);
-}
-
-TEST_F(CacheTest, SaveLeavesNoTempFiles) {
+// Nothing but the cache is left in its directory: no temp file, no lock file.
+TEST_F(CacheTest, SaveLeavesNoTempOrLockFiles) {
   write({entry(16, "cutlass:c0")});
   write({entry(32, "cutlass:c0")});
-  for (auto& f : fs::directory_iterator(dir))
-    EXPECT_TRUE(f.path().filename() == "cache.json" || f.path().filename() == "cache.json.lock") << f.path();
+  for (auto& f : fs::directory_iterator(dir)) EXPECT_EQ(f.path().filename(), "cache.json") << f.path();
 }
 
 TEST_F(CacheTest, UnwritableDirectoryThrowsIoError) {
@@ -281,6 +208,17 @@ TEST_F(CacheTest, UnwritableDirectoryThrowsIoError) {
     FAIL() << "expected Error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kIo);
+    EXPECT_NE(std::string(e.what()).find("no_such_dir does not exist"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(CacheTest, EmptyPathIsAnInvalidArgument) {
+  try {
+    tuning::write_cache_file("", Validators::of(h200()), {entry(16, "cutlass:c0")});
+    FAIL() << "expected Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("the tuning cache path is empty"), std::string::npos) << e.what();
   }
 }
 

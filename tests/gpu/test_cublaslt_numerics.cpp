@@ -2,11 +2,18 @@
 // dtype pair, both out types) against the float64 reference, outputs poisoned.
 #include <gtest/gtest.h>
 
+#include <cublasLt.h>
+
+#include <cstdlib>
+#include <optional>
 #include <random>
 
+#include "backends/cublaslt/algo_name.h"
+#include "backends/cublaslt/query.h"
 #include "gpu_test_util.h"
 #include "measure/graph_timer.h"
 #include "measure/verify.h"
+#include "tools/common/shapes.h"
 
 namespace fp8gemm {
 namespace {
@@ -130,6 +137,146 @@ TEST(CublasLtNumerics, TheAdaptiveHeuristicRunsEachMsDefault) {
     else EXPECT_LE(diff, 0.02) << q << " " << def;
     EXPECT_EQ(ctx.choose(q, "cublaslt:heuristic", nullptr), *h);  // a named tactic like any other
   }
+}
+
+// torch._scaled_mm(A, W.t(), s_a, s_b, out_dtype, use_fast_accum=True)'s heuristic query,
+// transcribed here from aten/src/ATen/cuda/CUDABlas.cpp scaled_gemm (created descriptors, its
+// attribute calls) for A [m, k] row-major, W [n, k] and a fresh row-major out, as cublasCommonArgs
+// hands them over: independent of the backend's query.h, which it checks. `min_alignment` and
+// `workspace` vary one setting at a time, to say which one changed an answer.
+class TorchQuery {
+ public:
+  TorchQuery() {
+    EXPECT_EQ(cublasLtCreate(&handle_), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&scales_), 2 * sizeof(float)), cudaSuccess);
+  }
+  ~TorchQuery() {
+    cudaFree(scales_);
+    cublasLtDestroy(handle_);
+  }
+
+  // The first algorithm's canonical config, or nullopt when cuBLASLt has none (torch then fails).
+  std::optional<cublaslt::AlgoConfig> first(const Problem& p, uint64_t workspace,
+                                            std::optional<uint32_t> min_alignment = std::nullopt,
+                                            uint32_t* needs_alignment = nullptr) {
+    auto type = [](DType t) { return cublaslt::cuda_type(t); };
+    // cublasCommonArgs: out contiguous -> transpose_result; mata = W.t() ('t', ld k), matb = A
+    // ('n', ld k); cuBLAS m = n, n = m; ldc = n. Scale of mata = b_scale.
+    const uint64_t m = uint64_t(p.n), n = uint64_t(p.m), k = uint64_t(p.k);
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr, d = nullptr;
+    cublasLtMatmulPreference_t pref = nullptr;
+    EXPECT_EQ(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), CUBLAS_STATUS_SUCCESS);
+    const cublasOperation_t opa = CUBLAS_OP_T, opb = CUBLAS_OP_N;
+    const void* a_scale = scales_;
+    const void* b_scale = scales_ + 1;
+    const int8_t fast_accum = 1;
+    const int32_t scale_mode = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa);
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb);
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale, sizeof a_scale);
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale, sizeof b_scale);
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accum, sizeof fast_accum);
+    cublasLtMatrixLayoutCreate(&a, type(p.b_type), k, m, int64_t(k));  // (m, k, lda, t) created as k x m
+    cublasLtMatrixLayoutCreate(&b, type(p.a_type), k, n, int64_t(k));
+    cublasLtMatrixLayoutCreate(&c, type(p.out_type), m, n, int64_t(m));  // the bias type: out's
+    cublasLtMatrixLayoutCreate(&d, type(p.out_type), m, n, int64_t(m));
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &scale_mode, sizeof scale_mode);
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &scale_mode, sizeof scale_mode);
+    EXPECT_EQ(cublasLtMatmulPreferenceCreate(&pref), CUBLAS_STATUS_SUCCESS);
+    const size_t ws = workspace;
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    if (min_alignment)
+      for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+        cublasLtMatmulPreferenceSetAttribute(pref, attr, &*min_alignment, sizeof(uint32_t));
+    cublasLtMatmulHeuristicResult_t result{};
+    int returned = 0;
+    const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle_, desc, a, b, c, d, pref, 1, &result, &returned);
+    std::optional<cublaslt::AlgoConfig> out;
+    if (st == CUBLAS_STATUS_SUCCESS && returned > 0) {
+      out = cublaslt::read_config(result.algo, true);
+      if (needs_alignment) {
+        *needs_alignment = 0;
+        for (auto cap : {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES,
+                         CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES}) {
+          uint32_t v = 0;
+          size_t written = 0;
+          cublasLtMatmulAlgoCapGetAttribute(&result.algo, cap, &v, sizeof v, &written);
+          *needs_alignment = std::max(*needs_alignment, v);
+        }
+      }
+    }
+    cublasLtMatmulPreferenceDestroy(pref);
+    for (cublasLtMatrixLayout_t l : {a, b, c, d}) cublasLtMatrixLayoutDestroy(l);
+    cublasLtMatmulDescDestroy(desc);
+    return out;
+  }
+
+ private:
+  cublasLtHandle_t handle_ = nullptr;
+  float* scales_ = nullptr;
+};
+
+// The floor (default_tactic, and "cublaslt:heuristic" through it) is torch._scaled_mm's kernel:
+// the first algorithm of torch's own query with torch's workspace, at the issue's shape
+// (5120x20480, M = 64 and 128) and every DESIGN-suite layer at M = 1, 16, 128, 1024. Prints where
+// that differs from the old floor (the first with the Context's 32 MiB and 16-byte alignment
+// declared) and which of the two settings made the difference.
+TEST(CublasLtFloor, IsTorchScaledMmsHeuristicAnswer) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  Context& ctx = testing::test_context();
+  Backend* lt = ctx.backend("cublaslt");
+  ASSERT_TRUE(lt && lt->available()) << lt->available().reason;
+  const uint64_t torch_ws = cublaslt::torch_workspace_bytes(std::getenv("CUBLASLT_WORKSPACE_SIZE"));
+  const uint64_t context_ws = ctx.options().workspace_bytes;
+  ASSERT_LE(torch_ws, context_ws) << "CUBLASLT_WORKSPACE_SIZE asks more than the Context's workspace";
+  std::vector<std::pair<NamedShape, int64_t>> points;
+  for (int64_t m : {64, 128}) points.push_back({NamedShape{"issue42.5120x20480", 5120, 20480}, m});
+  for (const NamedShape& s : model_shapes("all"))
+    for (int64_t m : {1, 16, 128, 1024}) points.push_back({s, m});
+  TorchQuery torch;
+  const Tactic adaptive = *lt->adaptive_default();
+  int changed = 0, by_alignment = 0, narrowed = 0;
+  for (const auto& [shape, m] : points) {
+    const Problem p = testing::problem(m, shape.n, shape.k);
+    uint32_t needs = 0;
+    const std::optional<cublaslt::AlgoConfig> want = torch.first(p, torch_ws, std::nullopt, &needs);
+    ASSERT_TRUE(want.has_value()) << "torch's query has no algorithm for " << p;
+    const Tactic floor = lt->default_tactic(p);
+    if (needs > uint32_t(p.alignment)) {
+      // torch's kernel needs more alignment than a call guarantees: the floor is the same query
+      // declaring p.alignment (docs/cublaslt.md).
+      ++narrowed;
+      std::printf("%-28s M=%-5lld torch's %s needs %u-byte pointers; floor %s\n", shape.name.c_str(),
+                  (long long)m, cublaslt::format_config(*want).c_str(), needs, floor.config.c_str());
+      const auto aligned = torch.first(p, torch_ws, uint32_t(p.alignment));
+      ASSERT_TRUE(aligned.has_value()) << p;
+      EXPECT_EQ(floor.config, cublaslt::format_config(*aligned)) << p;
+      continue;
+    }
+    EXPECT_EQ(floor.config, cublaslt::format_config(*want)) << shape.name << " " << p;
+    EXPECT_LE(lt->workspace_bytes(p, floor), torch_ws) << p << " " << floor;
+    EXPECT_EQ(lt->workspace_bytes(p, adaptive), lt->workspace_bytes(p, floor)) << p;
+    const std::vector<Tactic> listed = lt->tactics(p);
+    EXPECT_NE(std::find(listed.begin(), listed.end(), floor), listed.end()) << floor << " is not listed for " << p;
+    const auto old_floor = torch.first(p, context_ws, uint32_t(p.alignment));
+    if (old_floor && !(*old_floor == *want)) {
+      ++changed;
+      const auto with_alignment = torch.first(p, torch_ws, uint32_t(p.alignment));
+      const bool alignment_matters = !with_alignment || !(*with_alignment == *want);
+      by_alignment += alignment_matters;
+      std::printf("%-28s M=%-5lld floor %s (was %s; %s)\n", shape.name.c_str(), (long long)m,
+                  floor.config.c_str(), cublaslt::format_config(*old_floor).c_str(),
+                  alignment_matters ? "the alignment declared changed it too" : "the workspace alone changed it");
+    }
+  }
+  std::printf("%zu points: the floor is torch's answer; it differs from the 32 MiB first at %d (alignment "
+              "involved at %d); torch's kernel needed more than 16-byte pointers at %d\n",
+              points.size(), changed, by_alignment, narrowed);
+  // The issue's own point: torch ran a non-split kernel where the 32 MiB first was split-K.
+  const Tactic issue = lt->default_tactic(testing::problem(128, 5120, 20480));
+  EXPECT_NE(issue.config.find("splitk=1,"), std::string::npos) << issue;
 }
 
 }  // namespace

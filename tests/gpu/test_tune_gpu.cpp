@@ -1,6 +1,7 @@
 // The tuner on the GPU: tuned `auto` within 3% of the best measured tactic (also at M between
 // bucket edges), nothing profiled during stream capture inside an AutotuneScope, and a cache
-// saved on this device loading back in a fresh Context.
+// saved on this device loading back in a fresh Context (named, and at the conventional location).
+// Each test sets the tuner's environment itself (scoped_env.h): the caller's cache never leaks in.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +11,7 @@
 
 #include "core/device_buffer.h"
 #include "gpu_test_util.h"
+#include "scoped_env.h"
 #include "fp8gemm/tune.h"
 #include "measure/graph_timer.h"
 #include "measure/rounds.h"
@@ -19,6 +21,7 @@
 namespace fp8gemm {
 namespace {
 
+using testing::NoTuningEnv;
 using testing::problem;
 
 // Every tactic of every available backend, `first` leading (the reference of the round).
@@ -37,6 +40,7 @@ std::vector<Tactic> everything(Context& ctx, const Problem& p, const Tactic& fir
 
 TEST(TuneGpu, TunedAutoIsWithinThreePercentOfTheBestTactic) {
   FP8GEMM_SKIP_WITHOUT_GPU();
+  NoTuningEnv env;
   Context ctx;
   // (tuned at the bucket edge, measured at m): edges and points between edges.
   const std::vector<Problem> points = {problem(16, 6144, 4096), problem(12, 6144, 4096),
@@ -80,6 +84,7 @@ TEST(TuneGpu, TunedAutoIsWithinThreePercentOfTheBestTactic) {
 
 TEST(TuneGpu, NothingIsProfiledDuringStreamCaptureInsideAnAutotuneScope) {
   FP8GEMM_SKIP_WITHOUT_GPU();
+  NoTuningEnv env;
   Context ctx;
   install_autotuner(ctx);
   auto* sel = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
@@ -116,6 +121,7 @@ TEST(TuneGpu, NothingIsProfiledDuringStreamCaptureInsideAnAutotuneScope) {
 
 TEST(TuneGpu, CacheSavedHereLoadsIntoAFreshContext) {
   FP8GEMM_SKIP_WITHOUT_GPU();
+  NoTuningEnv env;
   const std::string path =
       (std::filesystem::temp_directory_path() / ("fp8gemm_tune_gpu_" + std::to_string(::getpid()) + ".json")).string();
   std::filesystem::remove(path);
@@ -130,7 +136,31 @@ TEST(TuneGpu, CacheSavedHereLoadsIntoAFreshContext) {
   Context fresh;
   EXPECT_EQ(load_cache(fresh, path), 2u);
   std::filesystem::remove(path);
-  std::filesystem::remove(path + ".lock");
+}
+
+// What tune writes at default_cache_path (here the conventional file under FP8GEMM_CACHE_DIR),
+// a fresh Context loads by itself on first use.
+TEST(TuneGpu, ConventionalCacheFileLoadsItselfInAFreshContext) {
+  FP8GEMM_SKIP_WITHOUT_GPU();
+  NoTuningEnv env;
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("fp8gemm_tune_gpu_dir_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  env.unset("FP8GEMM_CACHE").set("FP8GEMM_CACHE_DIR", dir.string());
+  const std::vector<Problem> ps = {problem(64, 4096, 4096)};
+  {
+    Context ctx;
+    ASSERT_EQ(default_cache_path(ctx.device()), conventional_cache_path(ctx.device()));
+    EXPECT_EQ(default_cache_path(ctx.device()).rfind(dir.string(), 0), 0u);
+    tune(ctx, ps);
+    save_cache(ctx, default_cache_path(ctx.device()));  // creates the directory
+  }
+  Context fresh;
+  install_autotuner(fresh);
+  auto* sel = dynamic_cast<tuning::TuningSelector*>(fresh.selector().get());
+  ASSERT_NE(sel, nullptr);
+  EXPECT_EQ(sel->cache().size(), 1u);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

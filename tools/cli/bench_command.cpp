@@ -1,4 +1,5 @@
-// fp8gemm bench: times the cuBLASLt default, `auto` and (with --tactics all) every tactic of
+// fp8gemm bench: times the cuBLASLt default (cuBLASLt's heuristic as torch._scaled_mm asks it:
+// fp8gemm's floor, the reference of every ratio), `auto` and (with --tactics all) every tactic of
 // every selected backend over model shapes and M values, as docs/design.md "Measuring" says; prints
 // us | TFLOP/s | GB/s | % of roofline | x vs the cuBLASLt default per point, geomeans per M range,
 // then auto against the fastest other tactic, timed again head to head.
@@ -148,9 +149,9 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
   BenchPoint point;
   point.shape = job.shape.name;
   point.problem = p;
-  // The reference is cuBLASLt's own choice, its heuristic's first, never a tuned or table
-  // entry: ctx.choose(p, "cublaslt") would answer with the selector's cuBLASLt entry where there
-  // is one.
+  // The reference is the floor, cuBLASLt's heuristic asked as torch._scaled_mm asks it, never a
+  // tuned or table entry: ctx.choose(p, "cublaslt") would answer with the selector's cuBLASLt
+  // entry where there is one.
   Backend* cublaslt = ctx.backend("cublaslt");
   FP8GEMM_REQUIRE(cublaslt && cublaslt->available(), kUnsupported,
                   "bench: the cuBLASLt backend, the reference of every ratio, is not available");
@@ -371,7 +372,8 @@ void run_bench(const BenchOptions& o) {
 
 const CommandRegistrar kRegister([](CLI::App& app) {
   static BenchOptions o;
-  CLI::App* cmd = app.add_subcommand("bench", "time backends and tactics over model shapes (docs/design.md Measuring)");
+  CLI::App* cmd = app.add_subcommand("bench", "time backends and tactics over model shapes against cublaslt_default, "
+                                     "cuBLASLt's heuristic as torch._scaled_mm asks it (docs/design.md Measuring)");
   add_problem_options(cmd, o.problems);
   add_backend_option(cmd, o.backends, "backends whose tactics compete");
   cmd->add_option("--tactics", o.tactics, "default: each backend's default; all: every tactic")

@@ -66,11 +66,18 @@ std::string label_of(const std::vector<Problem>& problems, const std::vector<std
   return "?";
 }
 
-// The cache file and the option or variable that named it.
-std::pair<std::string, std::string> cache_path_of(const TuneCliOptions& o) {
+// The cache file and what named it: --cache, else $FP8GEMM_CACHE, else the conventional file
+// for this GPU and library version (default_cache_path), known once the device is; `device` is
+// null before the GPU is looked for, and the conventional file is then left for later.
+std::pair<std::string, std::string> cache_path_of(const TuneCliOptions& o, const DeviceInfo* device) {
   if (!o.cache.empty()) return {"--cache", o.cache};
-  if (const char* env = std::getenv("FP8GEMM_CACHE"); env && *env) return {"$FP8GEMM_CACHE", env};
-  return {"the default cache file", "fp8gemm_tune_cache.json"};
+  if (const char* env = std::getenv("FP8GEMM_CACHE"); env && *env) {
+    FP8GEMM_REQUIRE(std::string(env) != "off", kInvalidArgument,
+                    "tune: $FP8GEMM_CACHE is \"off\" (no cache file): give --cache FILE to write one");
+    return {"$FP8GEMM_CACHE", env};
+  }
+  if (!device) return {"the conventional cache file", ""};
+  return {"the conventional cache file", conventional_cache_path(*device)};
 }
 
 // "[#########...........]  41/440  llama8b.qkv m<=16  12.3 s" redrawn in place on a terminal,
@@ -110,14 +117,27 @@ void run_tune(const TuneCliOptions& o) {
   to.run_budget_ms = o.run_budget_s * 1000;
   to.retune = o.retune;
   to.backends = backends_of(o.backends);
-  const auto [cache_source, cache] = cache_path_of(o);
-  if (o.cache.empty()) {  // --cache was checked as it was parsed; $FP8GEMM_CACHE and the default file here
-    const std::string why_not = why_not_writable(cache, true);
-    FP8GEMM_REQUIRE(why_not.empty(), kInvalidArgument, "tune: ", cache_source, ": ", why_not);
+  {
+    const auto [source, path] = cache_path_of(o, nullptr);
+    if (path.empty()) {  // the conventional file: its folder must be known before the GPU is
+      FP8GEMM_REQUIRE(!default_cache_dir().empty(), kInvalidArgument,
+                      "tune: no cache location (neither $FP8GEMM_CACHE_DIR, $XDG_CACHE_HOME nor $HOME is set): give "
+                      "--cache FILE");
+    } else {
+      if (o.cache.empty()) {  // --cache was checked as it was parsed
+        const std::string why_not = why_not_writable(path, true);
+        FP8GEMM_REQUIRE(why_not.empty(), kInvalidArgument, "tune: ", source, ": ", why_not);
+      }
+      require_distinct_files({{source, path}, {"--json", o.json}});
+    }
   }
-  require_distinct_files({{cache_source, cache}, {"--json", o.json}});
   if (!have_gpu("tune")) return;
   Context& ctx = default_context();
+  const auto [cache_source, cache] = cache_path_of(o, &ctx.device());
+  require_distinct_files({{cache_source, cache}, {"--json", o.json}});
+  // Before any measuring: a path that holds something else than this setup's cache is refused.
+  if (const std::string refusal = cache_save_problem(cache, &ctx.device()); !refusal.empty())
+    FP8GEMM_FAIL(kInvalidArgument, "tune: ", cache_source, ": ", refusal);
   std::vector<Problem> problems;
   for (const BmmFp8Args& a : keys.args) problems.push_back(validate_problem(a, ctx.device()));
   const std::vector<std::string>& labels = keys.labels;
@@ -159,8 +179,8 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("tune", "measure every tactic per (shape, M bucket) and write the tuning cache");
   add_problem_options(cmd, o.problems);
   add_backend_option(cmd, o.backends, "backends whose tactics may replace the default");
-  cmd->add_option("--cache", o.cache, "cache file to merge into and write (default: $FP8GEMM_CACHE, else "
-                                      "fp8gemm_tune_cache.json)")
+  cmd->add_option("--cache", o.cache, "cache file to merge into and write (default: $FP8GEMM_CACHE, else the "
+                                      "conventional file for this GPU under $FP8GEMM_CACHE_DIR)")
       ->check(writable_file(true));
   cmd->add_option("--json", o.json, "write every decision as JSON (data/tables/make_default_table.py reads it)")
       ->check(writable_file());

@@ -136,9 +136,14 @@ std::vector<GeomeanRow> geomeans(const std::vector<BenchPoint>& points) {
   return rows;
 }
 
+const char* const kDefaultColumnMeaning =
+    "cublaslt_default: cuBLASLt's heuristic as torch._scaled_mm asks it (its first algorithm with torch's "
+    "workspace and preferences), fp8gemm's floor; 'x default' is its time over the candidate's";
+
 void print_point(std::ostream& os, const BenchPoint& point, bool header) {
   char line[512];
   if (header) {
+    os << kDefaultColumnMeaning << "\n";
     std::snprintf(line, sizeof line, "%-28s %6s %6s %6s  %-17s %10s %8s %8s %6s %9s %6s  %s\n", "shape", "M", "N", "K",
                   "candidate", "us", "TFLOP/s", "GB/s", "%roof", "x default", "noise", "tactic");
     os << line;
@@ -169,7 +174,8 @@ void print_point(std::ostream& os, const BenchPoint& point, bool header) {
 void print_geomeans(std::ostream& os, const std::vector<BenchPoint>& points) {
   const std::vector<MRange>& ranges = geomean_ranges();
   char cell[64];
-  os << "geomean of (cublaslt_default us / candidate us), > 1 = faster than the cuBLASLt default\n";
+  os << "geomean of (cublaslt_default us / candidate us), > 1 = faster than cuBLASLt's heuristic as "
+        "torch._scaled_mm asks it\n";
   std::snprintf(cell, sizeof cell, "%-17s", "candidate");
   os << cell;
   for (const MRange& r : ranges) {

@@ -1,5 +1,7 @@
 // What `fp8gemm bench` reports per point, and how: the table (us | TFLOP/s | GB/s | % of
-// roofline | x vs the cuBLASLt default | tactic), geomeans per M range, CSV and JSON.
+// roofline | x vs the cuBLASLt default | tactic), geomeans per M range, CSV and JSON. The
+// "cuBLASLt default" (cublaslt_default) is fp8gemm's floor: cuBLASLt's heuristic asked as
+// torch._scaled_mm asks it (docs/cublaslt.md "The floor").
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,9 @@ constexpr double kRooflineFlopsPerSecond = 1979e12;
 
 // max(bytes / 4.5 TB/s, flops / 1979 TFLOP/s), in microseconds.
 double roofline_us(double flops, double bytes);
+
+// What the cublaslt_default column holds, printed above the table and the geomeans.
+extern const char* const kDefaultColumnMeaning;
 
 // One column group of a point: "cublaslt_default", "cublaslt_best", "<backend>_best", "auto".
 struct BenchEntry {

@@ -3,18 +3,21 @@
 //   Lt A := our B (weights), stored [n,k] k-contiguous = k x n column-major, ld k, op T
 //   Lt B := our A (activations), [m,k] k-contiguous  = k x m column-major, ld k, op N
 //   Lt D := our out, [m,n] n-contiguous              = n x m column-major, ld n
-// so Lt's A scale is our b_scale and Lt's B scale our a_scale.
+// so Lt's A scale is our b_scale and Lt's B scale our a_scale. This is torch._scaled_mm's own
+// orientation; every descriptor and preference value comes from query.h.
 #include "backends/cublaslt/cublaslt_backend.h"
 
 #include <cublasLt.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <set>
 #include <shared_mutex>
 
 #include "backends/cublaslt/algo_name.h"
+#include "backends/cublaslt/query.h"
 #include "core/cuda_check.h"
 
 namespace fp8gemm {
@@ -29,49 +32,69 @@ using cublaslt::AlgoConfig;
       FP8GEMM_FAIL(kCuda, #expr, " failed: ", cublasLtGetStatusName(lt_status_));              \
   } while (0)
 
-cudaDataType_t cuda_type(DType t) {
-  switch (t) {
-    case DType::kE4M3: return CUDA_R_8F_E4M3;
-    case DType::kE5M2: return CUDA_R_8F_E5M2;
-    case DType::kBF16: return CUDA_R_16BF;
-    case DType::kFP16: return CUDA_R_16F;
-  }
-  return CUDA_R_32F;
-}
+using cublaslt::cuda_type;
 
 template <typename Set, typename Obj, typename Attr, typename T>
 void set_attr(Set set, Obj obj, Attr attr, const T& v) {
   LT_CHECK(set(obj, attr, &v, sizeof(T)));
 }
 
-// The descriptors of one call, initialized in place (no heap allocation on the call path).
+// The descriptors of one call or query, initialized in place from its settings (no heap
+// allocation on the call path).
 struct Descriptors {
   cublasLtMatmulDescOpaque_t op;
-  cublasLtMatrixLayoutOpaque_t a, b, d;
+  cublasLtMatrixLayoutOpaque_t a, b, c, d;
 
-  Descriptors(const Problem& p, bool fast_accum, const float* lt_a_scale, const float* lt_b_scale) {
-    LT_CHECK(cublasLtMatmulDescInit(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    const cublasOperation_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
-    set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_TRANSA, transa);
-    set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_TRANSB, transb);
-    const int8_t fa = fast_accum ? 1 : 0;
-    set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, fa);
+  Descriptors(const cublaslt::MatmulSettings& s, const float* lt_a_scale, const float* lt_b_scale) {
+    LT_CHECK(cublasLtMatmulDescInit(&op, s.compute, s.scale_type));
+    set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_TRANSA, s.transa);
+    set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_TRANSB, s.transb);
     set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, lt_a_scale);
     set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, lt_b_scale);
-    layout(&a, p.b_type, p.k, p.n, p.k, p.batch);
-    layout(&b, p.a_type, p.k, p.m, p.k, p.batch);
-    layout(&d, p.out_type, p.n, p.m, p.n, p.batch);
+    set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, s.fast_accum);
+    set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, s.a_scale_mode);
+    set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, s.b_scale_mode);
+    layout(&a, s.a);
+    layout(&b, s.b);
+    layout(&c, s.c);
+    layout(&d, s.d);
   }
 
-  static void layout(cublasLtMatrixLayoutOpaque_t* l, DType t, int64_t rows, int64_t cols, int64_t ld,
-                     int64_t batch) {
-    LT_CHECK(cublasLtMatrixLayoutInit(l, cuda_type(t), uint64_t(rows), uint64_t(cols), ld));
-    const int32_t count = int32_t(batch);
-    const int64_t stride = rows * cols;
-    set_attr(cublasLtMatrixLayoutSetAttribute, l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, count);
-    set_attr(cublasLtMatrixLayoutSetAttribute, l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, stride);
+  static void layout(cublasLtMatrixLayoutOpaque_t* l, const cublaslt::LayoutSettings& s) {
+    LT_CHECK(cublasLtMatrixLayoutInit(l, s.type, s.rows, s.cols, s.ld));
+    if (s.batch_count)
+      set_attr(cublasLtMatrixLayoutSetAttribute, l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, *s.batch_count);
+    if (s.batch_stride)
+      set_attr(cublasLtMatrixLayoutSetAttribute, l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, *s.batch_stride);
   }
 };
+
+struct Preference {
+  cublasLtMatmulPreferenceOpaque_t pref;
+
+  explicit Preference(const cublaslt::PreferenceSettings& s) {
+    LT_CHECK(cublasLtMatmulPreferenceInit(&pref));
+    set_attr(cublasLtMatmulPreferenceSetAttribute, &pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+             s.max_workspace_bytes);
+    if (s.min_alignment)
+      for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+        set_attr(cublasLtMatmulPreferenceSetAttribute, &pref, attr, *s.min_alignment);
+  }
+};
+
+// The largest pointer alignment `algo` requires of A, B, C or D (its MIN_ALIGNMENT caps).
+uint32_t required_alignment(const cublasLtMatmulAlgo_t& algo) {
+  uint32_t most = 0;
+  for (auto cap : {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES,
+                   CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES}) {
+    uint32_t v = 0;
+    size_t written = 0;
+    if (cublasLtMatmulAlgoCapGetAttribute(&algo, cap, &v, sizeof v, &written) == CUBLAS_STATUS_SUCCESS)
+      most = std::max(most, v);
+  }
+  return most;
+}
 
 // An algorithm rebuilt from a tactic name and checked against a problem.
 struct CheckedAlgo {
@@ -84,7 +107,10 @@ struct CheckedAlgo {
 class CublasLtBackend final : public Backend {
  public:
   CublasLtBackend(const DeviceInfo& device, const BackendOptions& options)
-      : device_(device), max_workspace_(options.workspace_bytes) {
+      : device_(device),
+        max_workspace_(options.workspace_bytes),
+        floor_workspace_(cublaslt::floor_workspace_bytes(std::getenv("CUBLASLT_WORKSPACE_SIZE"),
+                                                          options.workspace_bytes)) {
     LT_CHECK(cublasLtCreate(&handle_));
     // Queries (heuristics, AlgoCheck) never dereference scale pointers, but must see non-null
     // ones so that they pick kernels with the scaling epilogue the real call uses.
@@ -124,10 +150,15 @@ class CublasLtBackend final : public Backend {
       const CheckedAlgo& checked = checked_algo(p, config);
       if (checked.verdict.ok) out.push_back(Tactic{"cublaslt", config});
     };
+    // The floor first, as it is: the tuner's reference is then always among the candidates.
+    try {
+      add_config(cublaslt::parse_config(default_tactic(p).config));
+    } catch (const Error&) {
+    }
     // A tile cut exactly to this M is listed in its fitted form ("128xM/2"): the same kernel
     // here, and across the M bucket it keeps the number of M tiles instead of the height, as
     // the heuristic itself does (its best tile grows with M inside a bucket).
-    // The heuristic's first (the default) is listed as it is too.
+    // The first with the full workspace is listed as it is too.
     auto add = [&](const cublasLtMatmulAlgo_t& algo, bool fast_accum, bool keep_fixed = false) {
       const AlgoConfig c = cublaslt::read_config(algo, fast_accum);
       AlgoConfig fitted;
@@ -154,15 +185,22 @@ class CublasLtBackend final : public Backend {
   }
 
   Tactic default_tactic(const Problem& p) override {
-    // The heuristic's first with fast accumulation: what torch._scaled_mm(use_fast_accum=True) runs.
-    // Memoized: the tuner asks for the floor at every M it times, the adaptive tactic at every call.
+    // The floor: the heuristic's first asked exactly as torch._scaled_mm(use_fast_accum=True)
+    // asks it (query.h), so that it is torch's kernel. Memoized: the tuner asks for the floor at
+    // every M it times, the adaptive tactic at every new problem.
     if (Verdict v = scales_supported(p); !v.ok) FP8GEMM_FAIL(kUnsupported, v.reason);
     {
       std::shared_lock lock(mutex_);
       auto it = default_memo_.find(p);
       if (it != default_memo_.end()) return it->second;
     }
-    auto results = heuristics(p, true, 1, max_workspace_);
+    // torch assumes 256-byte aligned pointers (it declares none); a call here guarantees only
+    // p.alignment, so an answer needing more is replaced by the same query declaring it. Where
+    // torch's query has no answer (torch would fail), the listing's full-workspace first serves.
+    auto results = heuristics(p, true, cublaslt::kTorchRequestedAlgos, cublaslt::torch_preference(floor_workspace_));
+    if (results.empty() || required_alignment(results[0].algo) > uint32_t(p.alignment))
+      results = heuristics(p, true, 1, cublaslt::listing_preference(p, floor_workspace_));
+    if (results.empty()) results = heuristics(p, true, 1, cublaslt::listing_preference(p, max_workspace_));
     FP8GEMM_REQUIRE(!results.empty(), kUnsupported, "cuBLASLt has no algorithm for ", p);
     Tactic t{"cublaslt", cublaslt::format_config(cublaslt::read_config(results[0].algo, true))};
     std::unique_lock lock(mutex_);
@@ -197,15 +235,16 @@ class CublasLtBackend final : public Backend {
   void run(const Problem& p, const Tactic& t, const GemmArgs& args, Workspace ws, cudaStream_t stream) override {
     const CheckedAlgo& c = checked_algo(p, t.config);
     FP8GEMM_REQUIRE(c.verdict.ok, kUnsupported, "tactic ", t.name(), " cannot run ", p, ": ", c.verdict.reason);
-    Descriptors d(p, c.config.fast_accum, args.b_scale, args.a_scale);
+    Descriptors d(cublaslt::matmul_settings(p, c.config.fast_accum), args.b_scale, args.a_scale);
     const float alpha = 1.0f, beta = 0.0f;
-    LT_CHECK(cublasLtMatmul(handle_, &d.op, &alpha, args.b, &d.a, args.a, &d.b, &beta, args.out, &d.d,
+    LT_CHECK(cublasLtMatmul(handle_, &d.op, &alpha, args.b, &d.a, args.a, &d.b, &beta, args.out, &d.c,
                             args.out, &d.d, &c.algo, ws.ptr, ws.bytes, stream));
   }
 
  private:
-  // "cublaslt:heuristic": whatever default_tactic() answers for the problem it runs (memoized
-  // per problem like any other config; never listed by tactics(), whose entries are fixed).
+  // "cublaslt:heuristic", the adaptive floor: whatever default_tactic() answers for the problem it
+  // runs, torch's query at that M (memoized per problem like any other config; never listed by
+  // tactics(), whose entries are fixed).
   static constexpr const char* kAdaptiveConfig = "heuristic";
   static constexpr int kHeuristicCount = 32;
   // Extra heuristic queries with these workspace limits (see tactics()), this many results each.
@@ -221,19 +260,19 @@ class CublasLtBackend final : public Backend {
 
   static constexpr size_t kMaxEnumerated = 48;
 
+  // The tactic list's query: the problem's alignment declared, this workspace limit.
   std::vector<cublasLtMatmulHeuristicResult_t> heuristics(const Problem& p, bool fast_accum, int count,
                                                           uint64_t max_ws) {
-    Descriptors d(p, fast_accum, query_scales_, query_scales_ + 1);
-    cublasLtMatmulPreferenceOpaque_t pref;
-    LT_CHECK(cublasLtMatmulPreferenceInit(&pref));
-    set_attr(cublasLtMatmulPreferenceSetAttribute, &pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, max_ws);
-    const uint32_t align = uint32_t(p.alignment);
-    for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-      set_attr(cublasLtMatmulPreferenceSetAttribute, &pref, attr, align);
+    return heuristics(p, fast_accum, count, cublaslt::listing_preference(p, max_ws));
+  }
+
+  std::vector<cublasLtMatmulHeuristicResult_t> heuristics(const Problem& p, bool fast_accum, int count,
+                                                          const cublaslt::PreferenceSettings& preference) {
+    Descriptors d(cublaslt::matmul_settings(p, fast_accum), query_scales_, query_scales_ + 1);
+    Preference pref(preference);
     std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(count));
     int returned = 0;
-    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle_, &d.op, &d.a, &d.b, &d.d, &d.d, &pref, count,
+    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle_, &d.op, &d.a, &d.b, &d.c, &d.d, &pref.pref, count,
                                                        results.data(), &returned);
     if (st == CUBLAS_STATUS_NOT_SUPPORTED) return {};
     LT_CHECK(st);
@@ -255,7 +294,7 @@ class CublasLtBackend final : public Backend {
                                  &n_ids) != CUBLAS_STATUS_SUCCESS)
       return {};
     std::vector<cublasLtMatmulAlgo_t> out;
-    Descriptors d(p, true, query_scales_, query_scales_ + 1);
+    Descriptors d(cublaslt::matmul_settings(p, true), query_scales_, query_scales_ + 1);
     for (int i = 0; i < n_ids && out.size() < kMaxEnumerated; ++i) {
       cublasLtMatmulAlgo_t algo;
       if (cublasLtMatmulAlgoInit(handle_, CUBLAS_COMPUTE_32F, CUDA_R_32F, cuda_type(p.b_type), cuda_type(p.a_type),
@@ -286,7 +325,7 @@ class CublasLtBackend final : public Backend {
                                                    sizeof stage) != CUBLAS_STATUS_SUCCESS)
             continue;
           cublasLtMatmulHeuristicResult_t result{};
-          if (cublasLtMatmulAlgoCheck(handle_, &d.op, &d.a, &d.b, &d.d, &d.d, &candidate, &result) ==
+          if (cublasLtMatmulAlgoCheck(handle_, &d.op, &d.a, &d.b, &d.c, &d.d, &candidate, &result) ==
                   CUBLAS_STATUS_SUCCESS &&
               result.workspaceSize <= max_workspace_) {
             out.push_back(candidate);
@@ -310,9 +349,9 @@ class CublasLtBackend final : public Backend {
     }
     try {
       cublaslt::write_config(c.algo, c.config);
-      Descriptors d(p, c.config.fast_accum, query_scales_, query_scales_ + 1);
+      Descriptors d(cublaslt::matmul_settings(p, c.config.fast_accum), query_scales_, query_scales_ + 1);
       cublasLtMatmulHeuristicResult_t result{};
-      cublasStatus_t st = cublasLtMatmulAlgoCheck(handle_, &d.op, &d.a, &d.b, &d.d, &d.d, &c.algo, &result);
+      cublasStatus_t st = cublasLtMatmulAlgoCheck(handle_, &d.op, &d.a, &d.b, &d.c, &d.d, &c.algo, &result);
       if (st != CUBLAS_STATUS_SUCCESS) {
         c.verdict = Verdict::no(std::string("cublasLtMatmulAlgoCheck: ") + cublasLtGetStatusName(st));
       } else if (result.workspaceSize > max_workspace_) {
@@ -371,6 +410,8 @@ class CublasLtBackend final : public Backend {
 
   DeviceInfo device_;
   size_t max_workspace_;
+  // The floor's workspace limit: torch's (CUBLASLT_WORKSPACE_SIZE, else 1 MiB), within ours.
+  uint64_t floor_workspace_;
   cublasLtHandle_t handle_ = nullptr;
   float* query_scales_ = nullptr;
   std::shared_mutex mutex_;

@@ -1,5 +1,5 @@
-// The small_m kernels' shared device code: their Params, the mbarrier, TMA and wgmma helpers, the
-// consumers' K loop and the epilogues (sm_90a only). The kernel families are in small_m_config.h.
+// The small_m kernels' shared device code: their Params, the consumers' K loop and the epilogues
+// (sm_90a only; the mbarrier, TMA and wgmma helpers are src/core/sm90's). The families: small_m_config.h.
 //
 // Swapped orientation: 64 weight rows per consumer warpgroup are the wgmma's M side (operand A,
 // from shared memory), the m <= 32 activation rows padded to NP = 8..32 its N side (operand B).
@@ -29,10 +29,19 @@
 #include "backends/small_m/small_m_launch.h"
 #include "backends/small_m/small_m_layout.h"
 #include "core/cuda_check.h"
+#include "core/sm90/arch.cuh"
+#include "core/sm90/cluster.cuh"
+#include "core/sm90/cp_async.cuh"
+#include "core/sm90/mbarrier.cuh"
+#include "core/sm90/tma.cuh"
+#include "core/sm90/wgmma.cuh"
 
 namespace fp8gemm::small_m {
 
 namespace sm90 {
+
+// The shared sm_90a helpers (src/core/sm90: mbarriers, TMA, cp.async, cluster, descriptors).
+using namespace ::fp8gemm::sm90;
 
 struct Params {
   const float* a_scale;
@@ -87,71 +96,6 @@ struct RingStage {
 
 #ifdef FP8GEMM_SMALL_M_SM90A
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
-
-__device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
-  const uint32_t a = smem_addr(bar);
-  uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n .reg .pred p;\n"
-        " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        " selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(a), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-
-// 3-D tiled bulk tensor copy global -> shared, completing on `bar` (bytes counted), with an L2
-// eviction-priority hint.
-__device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1, int c2,
-                                         uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
-      " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(smem_addr(dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_addr(bar)), "l"(policy)
-      : "memory");
-}
-
-// The L2 eviction policies of the weight and activation copies: weights stream once (evict
-// first); activations are re-read by every row block (evict last).
-__device__ __forceinline__ void stream_policies(uint64_t& weights, uint64_t& activations) {
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(weights));
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(activations));
-}
-
-// Fire-and-forget prefetch of one tensor tile into L2.
-__device__ __forceinline__ void tma_prefetch_l2(const CUtensorMap* map, int c0, int c1, int c2) {
-  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"(
-                   reinterpret_cast<uint64_t>(map)),
-               "r"(c0), "r"(c1), "r"(c2)
-               : "memory");
-}
-
-// Shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row groups 1024 bytes apart
-// (stride byte offset), leading byte offset unused for swizzled K-major (1), base offset 0
-// (every tile starts 1024-byte aligned).
-__device__ __forceinline__ uint64_t smem_desc(uint32_t addr) {
-  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
-}
-
-// The ring (or slots) in dynamic shared memory, 1024-byte aligned (128-byte swizzle atoms; the
-// split-K reductions reuse it as floats).
-__device__ __forceinline__ uint8_t* ring_base(uint8_t* smem_raw) {
-  return smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
-}
-
 // This cluster rank's K blocks (the split runs along grid y): [kb0, kb0 + nkb), nkb >= 0.
 __device__ __forceinline__ void split_k_blocks(const Params& p, int& kb0, int& nkb) {
   kb0 = int(blockIdx.y) * p.kblocks_per_split;
@@ -183,55 +127,22 @@ __device__ __forceinline__ void release_dependents_late(const Params& p) {
   if (p.late_trigger) asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
 
-template <int NA>
-__device__ __forceinline__ void fence_acc(float (&d)[NA]) {
-#pragma unroll
-  for (int i = 0; i < NA; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
 // D(64 x NP, f32) += A(64 x 32 weights) * B(32 x NP activations), descriptors of both in shared
 // memory; A type = weight dtype, B type = activation dtype; scale-d = 1 (accumulate).
+template <class T>
+struct CoreOperand;
+template <>
+struct CoreOperand<E4M3> {
+  using type = ::fp8gemm::sm90::E4M3;
+};
+template <>
+struct CoreOperand<E5M2> {
+  using type = ::fp8gemm::sm90::E5M2;
+};
 template <class WT, class AT, int NP>
-__device__ __forceinline__ void wgmma(float (&d)[NP / 2], uint64_t da, uint64_t db);
-
-#define FP8GEMM_DEFINE_WGMMA(WT, AT, TA, TB)                                                                     \
-  template <>                                                                                                   \
-  __device__ __forceinline__ void wgmma<WT, AT, 8>(float (&d)[4], uint64_t da, uint64_t db) {                   \
-    asm volatile("wgmma.mma_async.sync.aligned.m64n8k32.f32." TA "." TB                                         \
-                 " {%0,%1,%2,%3}, %4, %5, 1, 1, 1;\n"                                                           \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                               \
-                 : "l"(da), "l"(db));                                                                           \
-  }                                                                                                             \
-  template <>                                                                                                   \
-  __device__ __forceinline__ void wgmma<WT, AT, 16>(float (&d)[8], uint64_t da, uint64_t db) {                  \
-    asm volatile("wgmma.mma_async.sync.aligned.m64n16k32.f32." TA "." TB                                        \
-                 " {%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, 1, 1, 1;\n"                                               \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),          \
-                   "+f"(d[7])                                                                                   \
-                 : "l"(da), "l"(db));                                                                           \
-  }                                                                                                             \
-  template <>                                                                                                   \
-  __device__ __forceinline__ void wgmma<WT, AT, 24>(float (&d)[12], uint64_t da, uint64_t db) {                 \
-    asm volatile("wgmma.mma_async.sync.aligned.m64n24k32.f32." TA "." TB                                        \
-                 " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11}, %12, %13, 1, 1, 1;\n"                               \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),          \
-                   "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])                                 \
-                 : "l"(da), "l"(db));                                                                           \
-  }                                                                                                             \
-  template <>                                                                                                   \
-  __device__ __forceinline__ void wgmma<WT, AT, 32>(float (&d)[16], uint64_t da, uint64_t db) {                 \
-    asm volatile("wgmma.mma_async.sync.aligned.m64n32k32.f32." TA "." TB                                        \
-                 " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, 1, 1, 1;\n"               \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),          \
-                   "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),      \
-                   "+f"(d[14]), "+f"(d[15])                                                                     \
-                 : "l"(da), "l"(db));                                                                           \
-  }
-
-FP8GEMM_DEFINE_WGMMA(E4M3, E4M3, "e4m3", "e4m3")
-FP8GEMM_DEFINE_WGMMA(E5M2, E4M3, "e5m2", "e4m3")
-FP8GEMM_DEFINE_WGMMA(E4M3, E5M2, "e4m3", "e5m2")
-#undef FP8GEMM_DEFINE_WGMMA
+__device__ __forceinline__ void wgmma(float (&d)[NP / 2], uint64_t da, uint64_t db) {
+  wgmma_fp8<typename CoreOperand<WT>::type, typename CoreOperand<AT>::type, NP>(d, da, db);
+}
 
 // The end of a ring stage's MMA in the consumers' K loops: commit the stage's wgmma (two
 // accumulator chains) and keep them in flight; the previous stage's are done, so its slot goes back

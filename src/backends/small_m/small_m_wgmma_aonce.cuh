@@ -16,16 +16,8 @@
 
 namespace fp8gemm::small_m::sm90 {
 
-#ifdef FP8GEMM_SMALL_M_SM90A
-
-// No-swizzle K-major descriptor with both offsets given: K-direction core matrices `lbo` bytes
-// apart, 8-row groups `sbo` bytes apart.
-__device__ __forceinline__ uint64_t smem_desc_plain2(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t((lbo >> 4) & 0x3FFF) << 16) |
-         (uint64_t((sbo >> 4) & 0x3FFF) << 32);
-}
-
-#endif  // FP8GEMM_SMALL_M_SM90A
+// smem_desc_plain2 (the no-swizzle descriptor this kernel reads its activation row with):
+// src/core/sm90/wgmma.cuh.
 
 template <class WT, class AT>
 __global__ void __launch_bounds__(kThreads<1>, 2)

@@ -4,13 +4,10 @@
 #pragma once
 
 #include "backends/small_m/small_m_wgmma.cuh"
+#include "core/sm90/tensor_map.h"  // encode_kmajor_map
 
 namespace fp8gemm::small_m {
 namespace sm90 {
-
-// Host side (small_m_tensor_map.cpp): 3-D tensor map {k, rows, batch} of a K-major FP8 tensor with
-// a {128, box_rows, 1} box and the 128-byte swizzle. Throws Error(kCuda) when encoding fails.
-void encode_kmajor_map(CUtensorMap* map, const void* base, int64_t k, int64_t rows, int64_t batch, int box_rows);
 
 // Raises a kernel's dynamic shared-memory limit once per device (to the most any config may ask).
 template <class Kernel>

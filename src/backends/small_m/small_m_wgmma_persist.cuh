@@ -13,44 +13,14 @@
 // slot [rank] of the owner's receive buffer (st.shared::cluster) and arrives on the owner's
 // red_full barrier; the owner adds the slots in rank order 0, 1, ... (deterministic), stores, and
 // arrives on every rank's red_free barrier, which a rank waits on before it overwrites a slot
-// (next unit) and before it exits (no remote arrive may reach an exited block).
+// (next unit). The kernel ends with a cluster barrier: no block exits while a peer may still push
+// into its buffer or arrive on its barriers (distributed shared memory lives as long as its block).
 #pragma once
 
 namespace fp8gemm::small_m::sm90 {
 
-#ifdef FP8GEMM_SMALL_M_SM90A
-
-// Address of the same shared-memory variable in block `rank` of the cluster.
-__device__ __forceinline__ uint32_t mapa_rank(uint32_t addr, uint32_t rank) {
-  uint32_t r;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
-  return r;
-}
-__device__ __forceinline__ void st_cluster_f32(uint32_t addr, float v) {
-  asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
-}
-// Arrive on an mbarrier of any block of the cluster; releases this thread's earlier accesses.
-__device__ __forceinline__ void mbar_arrive_remote(uint32_t cluster_addr) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
-}
-// Wait on a local mbarrier whose arrivals come from other blocks of the cluster. test_wait
-// (a poll), not try_wait: with try_wait each unit took microseconds longer, as if a remote
-// arrival did not end try_wait's suspension.
-__device__ __forceinline__ void mbar_wait_cluster(uint64_t* bar, uint32_t parity) {
-  const uint32_t a = smem_addr(bar);
-  uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n .reg .pred p;\n"
-        " mbarrier.test_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-        " selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(a), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-
-#endif  // FP8GEMM_SMALL_M_SM90A
+// mapa_rank, st_cluster_f32, mbar_arrive_remote, mbar_wait_cluster and the cluster barrier halves:
+// src/core/sm90.
 
 template <class WT, class AT, int W, int NP>
 __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
@@ -186,7 +156,14 @@ __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
       for (int q = 0; q < S; ++q) mbar_arrive_remote(mapa_rank(smem_addr(&red_free), uint32_t(q)));
     }
   }
-  if (S > 1 && it > 0) mbar_wait_cluster(&red_free, uint32_t(it - 1) & 1);
+  // The last unit's pushes and red_free arrivals reach blocks that are still running: each
+  // consumer arrives after its last remote access, and no block leaves before every one has. The
+  // consumer warps get here whole (every block of the cluster walks the same units); the producer
+  // warp has exited, which counts as arrived.
+  if (S > 1 && it > 0) {
+    cluster_arrive_release();
+    cluster_wait_acquire();
+  }
 #else
   __trap();  // wgmma and this kernel's TMA path exist on sm_90a only (can_implement refuses others)
 #endif

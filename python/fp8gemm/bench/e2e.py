@@ -1,0 +1,202 @@
+"""End-to-end greedy decode of a transformers causal LM built from a config with random weights
+(nothing is downloaded), three ways on the same weights:
+
+  bf16        the model as built
+  fp8gemm     fp8gemm.quantize_ (e4m3 weights, dynamic per-tensor activation scales)
+  torch_fp8   the same quantized layers with the GEMM on torch._scaled_mm (per-tensor scales)
+
+Each decodes the same prompts greedily with a static KV cache, every decode step replayed from a
+CUDA graph (--no-graphs: eager), and reports tokens/s. Agreement: the FP8 variants' logits on the
+bf16 variant's greedy sequence (teacher forced), against bf16 and against each other: relative
+error, cosine, top-1 agreement; plus how many greedy tokens match bf16's.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import os
+import statistics
+import time
+from typing import Dict, Optional
+
+import torch
+
+import fp8gemm
+from fp8gemm.nn import Linear
+
+# A Llama-3.2-1B-shaped model: what the built-in run decodes (random weights).
+BUILTIN_LLAMA = dict(model_type="llama", hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
+                     num_attention_heads=32, num_key_value_heads=8, head_dim=64, vocab_size=128256,
+                     max_position_embeddings=8192, rms_norm_eps=1e-5, rope_theta=500000.0, tie_word_embeddings=True)
+# The --dry-run model: small enough for a CPU, still GQA.
+TINY_LLAMA = dict(BUILTIN_LLAMA, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, head_dim=16, vocab_size=256, max_position_embeddings=256)
+
+
+class ScaledMMLinear(Linear):
+    """fp8gemm.nn.Linear with its GEMM on torch._scaled_mm: the same FP8 weight, scales and
+    activation quantization, so the two differ in the GEMM alone."""
+
+    def _matmul(self, x_fp8, x_scale):
+        return torch._scaled_mm(x_fp8, self.weight.t(), x_scale, self.weight_scale, out_dtype=self.out_dtype,
+                                use_fast_accum=True)
+
+
+def load_config_dict(path: Optional[str], tiny: bool) -> dict:
+    if path is None:
+        return dict(TINY_LLAMA if tiny else BUILTIN_LLAMA)
+    file = os.path.join(path, "config.json") if os.path.isdir(path) else path
+    with open(file) as f:
+        config = json.load(f)
+    if "model_type" not in config:
+        raise ValueError(f"--hf-config {file}: no model_type field (transformers needs it to pick the model class)")
+    return config
+
+
+def build_config(config: dict, layers: Optional[int]):
+    import transformers
+
+    config = dict(config)
+    model_type = config.pop("model_type")
+    for key in ("architectures", "transformers_version", "torch_dtype", "dtype", "quantization_config"):
+        config.pop(key, None)
+    if layers:
+        config["num_hidden_layers"] = layers
+    return transformers.AutoConfig.for_model(model_type, **config)
+
+
+def build_variants(config, device: str, with_fp8: bool) -> Dict[str, torch.nn.Module]:
+    import transformers
+
+    torch.manual_seed(0)
+    with torch.device(device):
+        bf16 = transformers.AutoModelForCausalLM.from_config(config).to(torch.bfloat16)
+    bf16.eval().requires_grad_(False)
+    variants = {"bf16": bf16}
+    if with_fp8:
+        fp8 = fp8gemm.quantize_(copy.deepcopy(bf16))
+        theirs = copy.deepcopy(fp8)
+        for module in theirs.modules():
+            if type(module) is Linear:
+                module.__class__ = ScaledMMLinear
+        variants.update(fp8gemm=fp8, torch_fp8=theirs)
+    return variants
+
+
+def _cache_kwarg(model) -> str:
+    """transformers renamed past_key_values to cache; pass whichever this version takes."""
+    params = inspect.signature(model.forward).parameters
+    return "cache" if "cache" in params else "past_key_values"
+
+
+class Decoder:
+    """Greedy decode with a static KV cache; one decode step is a CUDA graph when graphs=True."""
+
+    def __init__(self, model, batch: int, prompt_len: int, new_tokens: int, graphs: bool, log=print):
+        from transformers import StaticCache
+
+        self.model, self.prompt_len, self.new_tokens = model, prompt_len, new_tokens
+        self.device = next(model.parameters()).device
+        self.cache = StaticCache(config=model.config, max_cache_len=prompt_len + new_tokens)
+        self.kw = _cache_kwarg(model)
+        self.token = torch.zeros(batch, 1, dtype=torch.long, device=self.device)
+        self.position = torch.zeros(1, dtype=torch.long, device=self.device)
+        self.graphs, self.graph, self.logits, self.log = graphs, None, None, log
+
+    def _forward(self, ids, positions):
+        return self.model(input_ids=ids, cache_position=positions, use_cache=True, **{self.kw: self.cache}).logits
+
+    def _step(self):
+        return self._forward(self.token, self.position)[:, -1]
+
+    def _capture(self):
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                self._step()
+        torch.cuda.current_stream().wait_stream(side)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.logits = self._step()
+
+    @torch.no_grad()
+    def run(self, prompt: torch.Tensor):
+        """(the generated tokens [batch, new_tokens], the decode steps' seconds)."""
+        self.cache.reset()
+        logits = self._forward(prompt, torch.arange(self.prompt_len, device=self.device))[:, -1]
+        tokens = [logits.argmax(-1)]
+        self.token.copy_(tokens[-1][:, None])
+        self.position.fill_(self.prompt_len)
+        if self.graphs and self.graph is None:
+            try:
+                self._capture()  # its warm-up steps wrote the cache at this position: rewritten below
+            except RuntimeError as e:  # the model's forward is not capturable: time it eagerly, and say so
+                self.graphs, self.graph = False, None
+                torch.cuda.synchronize()
+                self.log(f"# {type(self.model).__name__}: CUDA graph capture failed, decoding eagerly: {e}")
+        sync = torch.cuda.synchronize if self.device.type == "cuda" else (lambda: None)
+        sync()
+        start = time.perf_counter()
+        for _ in range(self.new_tokens - 1):
+            if self.graph is not None:
+                self.graph.replay()
+                logits = self.logits
+            else:
+                logits = self._step()
+            tokens.append(logits.argmax(-1))
+            self.token.copy_(tokens[-1][:, None])
+            self.position.add_(1)
+        sync()
+        return torch.stack(tokens, 1), time.perf_counter() - start
+
+
+def agreement(logits: torch.Tensor, ref: torch.Tensor) -> Dict[str, float]:
+    a, b = logits.float().flatten(0, -2), ref.float().flatten(0, -2)
+    return dict(rel_err=((a - b).norm() / b.norm()).item(),
+                cosine=torch.nn.functional.cosine_similarity(a, b, dim=-1).mean().item(),
+                top1=(a.argmax(-1) == b.argmax(-1)).float().mean().item())
+
+
+def run_e2e(config_dict: dict, layers: Optional[int], batch: int, prompt_len: int, new_tokens: int, repeats: int,
+            graphs: bool, device: str, with_fp8: bool = True, log=print) -> dict:
+    on_gpu = device == "cuda"
+    config = build_config(config_dict, layers)
+    variants = build_variants(config, device, with_fp8)
+    log(f"# e2e: {config.model_type}, {config.num_hidden_layers} layers, hidden {config.hidden_size}, batch {batch}, "
+        f"prompt {prompt_len}, {new_tokens} new tokens, {'CUDA graphs' if graphs else 'eager'}; "
+        f"variants {', '.join(variants)}")
+    g = torch.Generator(device="cpu").manual_seed(1)
+    prompt = torch.randint(0, config.vocab_size, (batch, prompt_len), generator=g).to(device)
+    decoders = {name: Decoder(model, batch, prompt_len, new_tokens, graphs and on_gpu, log)
+                for name, model in variants.items()}
+    seconds = {name: [] for name in decoders}
+    tokens = {}
+    for _ in range(repeats):  # round-robin over the variants
+        for name, dec in decoders.items():
+            tokens[name], s = dec.run(prompt)
+            seconds[name].append(s)
+    result = {"variants": {}}
+    steps = batch * (new_tokens - 1)
+    with torch.no_grad():
+        sequence = torch.cat([prompt, tokens["bf16"]], 1)
+        logits = {name: model(input_ids=sequence, use_cache=False).logits[:, prompt_len - 1:-1]
+                  for name, model in variants.items()}
+    for name in decoders:
+        s = statistics.median(seconds[name])
+        row = dict(tokens_per_s=steps / s if s > 0 else float("nan"), step_ms=1e3 * s / max(new_tokens - 1, 1),
+                   cuda_graphs=decoders[name].graph is not None,
+                   greedy_match_bf16=(tokens[name] == tokens["bf16"]).float().mean().item())
+        if name != "bf16":
+            row.update({f"{k}_vs_bf16": v for k, v in agreement(logits[name], logits["bf16"]).items()})
+        result["variants"][name] = row
+    if "torch_fp8" in logits:
+        result["fp8gemm_vs_torch_fp8"] = agreement(logits["fp8gemm"], logits["torch_fp8"])
+    for name, row in result["variants"].items():
+        extra = "".join(f"  {k} {v:.4f}" for k, v in row.items() if k not in ("tokens_per_s", "step_ms", "cuda_graphs"))
+        log(f"{name:10} {row['tokens_per_s']:10.1f} tokens/s  {row['step_ms']:8.3f} ms/step{extra}")
+    if "fp8gemm_vs_torch_fp8" in result:
+        log("fp8gemm vs torch_fp8 logits: " + "  ".join(f"{k} {v:.5f}" for k, v in result["fp8gemm_vs_torch_fp8"].items()))
+    return result

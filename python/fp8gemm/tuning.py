@@ -1,0 +1,94 @@
+"""fp8gemm.tune_model: tunes what a model's fp8gemm Linear layers run, over every M bucket up to
+the largest token count the model will see, and saves the cache where "auto" loads it from."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable, List, Optional, Sequence, Tuple, Union
+
+import torch
+
+from ._log import logger
+from .distributed import DEFAULT_TIMEOUT_S
+from .nn import Linear
+
+__all__ = ["tune_model", "model_shapes", "m_buckets", "default_cache_path"]
+
+
+def m_buckets(max_tokens: int) -> List[int]:
+    """Every M bucket edge up to the bucket of max_tokens, ascending: tuning these covers every
+    M in [1, max_tokens] (the library's m_bucket map, so the edges are never copied here)."""
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+    bucket = torch.ops.fp8gemm.m_bucket.default
+    edges, edge, last = [], 0, bucket(max_tokens)
+    while edge < last:
+        edge = bucket(edge + 1)
+        edges.append(edge)
+    return edges
+
+
+def model_shapes(model: torch.nn.Module) -> List[Tuple[int, int, torch.dtype]]:
+    """(N, K, out dtype) of every fp8gemm.nn.Linear of `model` that runs "auto", each once, in the
+    order the layers appear. Layers pinned to another backend have nothing to tune."""
+    seen, shapes = set(), []
+    for module in model.modules():
+        if isinstance(module, Linear) and module.backend == "auto":
+            shape = (module.out_features, module.in_features, module.out_dtype)
+            if shape not in seen:
+                seen.add(shape)
+                shapes.append(shape)
+    return shapes
+
+
+def default_cache_path() -> Optional[str]:
+    """The cache file "auto" loads on first use and tuning writes, as the library reports it
+    (torch.ops.fp8gemm.default_cache_path, where the library has one), else $FP8GEMM_CACHE, else
+    None (tuned choices stay in memory)."""
+    ops = torch.ops.fp8gemm
+    if hasattr(ops, "default_cache_path") and torch.cuda.is_available():
+        path = ops.default_cache_path.default()
+        if path:
+            return path
+    return os.environ.get("FP8GEMM_CACHE") or None
+
+
+def _positive_ints(name: str, values: Iterable[int]) -> Tuple[int, ...]:
+    values = tuple(values)
+    if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
+        raise ValueError(f"{name} must be a non-empty sequence of positive ints, got {values!r}")
+    return values
+
+
+def tune_model(model: torch.nn.Module, max_tokens: int, *, cache: Union[str, os.PathLike, None, bool] = None,
+               batch_sizes: Sequence[int] = (1,), key_budget_ms: float = 100.0, run_budget_ms: float = 0.0,
+               backends: Optional[Sequence[str]] = None, retune: bool = False, group=None,
+               strategy: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT_S) -> list:
+    """Tunes every fp8gemm.nn.Linear shape of `model` (its (N, K, out dtype), each once) at every
+    M bucket up to max_tokens (M = tokens per forward: batch x sequence) with fp8gemm.tune, and
+    returns the decisions (dicts, as fp8gemm.tune's). batch_sizes: the bmm batch of the keys
+    (fp8gemm.nn.Linear runs batch 1). cache: a path to merge in first and save after; None: the
+    library's default location (default_cache_path()), or memory only where there is none;
+    False: memory only. What engines do with a dummy forward inside FlashInfer's autotune context,
+    without running the model. group, strategy, timeout: as fp8gemm.tune's (every rank of a
+    tensor-parallel group ends with the same entries; merge splits the keys over the ranks)."""
+    from . import tune  # looked up on the package at call time (tests replace it)
+
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"tune_model: model must be a torch.nn.Module, got {type(model).__name__}")
+    ms = m_buckets(max_tokens)
+    batches = _positive_ints("batch_sizes", batch_sizes)
+    shapes = model_shapes(model)
+    if not shapes:
+        raise ValueError("tune_model: the model has no fp8gemm.nn.Linear running backend 'auto' (swap its layers "
+                         "with fp8gemm.quantize_ first)")
+    path = None if cache is False else (os.fspath(cache) if cache else default_cache_path())
+    logger.info("tune_model: %d shape(s) x %d M bucket(s) (up to %d) x %d batch size(s); cache %s", len(shapes),
+                len(ms), ms[-1], len(batches), path or "in memory only")
+    decisions = []
+    for out_dtype in dict.fromkeys(dtype for _, _, dtype in shapes):
+        problems = [(b, m, n, k) for n, k, dtype in shapes if dtype == out_dtype for b in batches for m in ms]
+        decisions += tune(problems, dtype=out_dtype, key_budget_ms=key_budget_ms, run_budget_ms=run_budget_ms,
+                          backends=backends, retune=retune, cache=path, group=group, strategy=strategy,
+                          timeout=timeout)
+    return decisions

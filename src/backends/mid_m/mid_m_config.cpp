@@ -1,0 +1,114 @@
+// mid_m tactic names: printing, parsing (canonical spellings only) and which configs exist.
+#include "backends/mid_m/mid_m_config.h"
+
+#include <charconv>
+#include <sstream>
+#include <vector>
+
+#include "core/cuda_check.h"
+
+namespace fp8gemm::mid_m {
+
+Config ring(int rows, int splitk, int stages, Pdl pdl) {
+  Config c;
+  c.rows = rows;
+  c.splitk = splitk;
+  c.stages = stages;
+  c.pdl = pdl;
+  return c;
+}
+
+Config with_mcast(Config c) {
+  c.mcast = 2;
+  return c;
+}
+
+Config with_persist(Config c, int per_sm) {
+  c.persist = per_sm;
+  return c;
+}
+
+Config with_pdl(Config c, Pdl pdl) {
+  c.pdl = pdl;
+  return c;
+}
+
+std::string Config::to_string() const {
+  std::ostringstream os;
+  os << "rows=" << rows << ",splitk=" << splitk << ",stages=" << stages << ",pdl=" << int(pdl);
+  if (mcast > 1) os << ",mcast=" << mcast;
+  if (persist > 0) os << ",persist=" << persist;
+  return os.str();
+}
+
+namespace {
+
+constexpr const char* kGrammar = "rows=R,splitk=S,stages=P,pdl=0|1|2[,mcast=2][,persist=P]";
+
+}  // namespace
+
+Config parse_config(std::string_view text) {
+  const auto fail = [&](const std::string& why) {
+    FP8GEMM_FAIL(kInvalidArgument, "mid_m tactic '", text, "': ", why);
+  };
+  Config c;
+  bool have[4] = {};  // rows, splitk, stages, pdl
+  std::string_view rest = text;
+  while (true) {
+    const size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos || eq == 0)
+      fail("'" + std::string(item) + "' is not key=value (expected " + kGrammar + ")");
+    const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key != "rows" && key != "splitk" && key != "stages" && key != "pdl" && key != "mcast" && key != "persist")
+      fail("unknown field '" + std::string(key) + "' (expected " + kGrammar + ")");
+    int v = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || end != value.data() + value.size() || value.empty())
+      fail(std::string(key) + "='" + std::string(value) + "' is not an integer");
+    if (key == "rows") {
+      c.rows = v;
+      have[0] = true;
+    } else if (key == "splitk") {
+      c.splitk = v;
+      have[1] = true;
+    } else if (key == "stages") {
+      c.stages = v;
+      have[2] = true;
+    } else if (key == "pdl") {
+      if (v < 0 || v > 2) fail("pdl must be 0, 1 or 2 (2: dependents launch after the K loop)");
+      c.pdl = Pdl(v);
+      have[3] = true;
+    } else if (key == "mcast") {
+      c.mcast = v;
+    } else {  // persist
+      c.persist = v;
+    }
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  for (bool h : have)
+    if (!h) fail(std::string("rows, splitk, stages and pdl are required (expected ") + kGrammar + ")");
+  const Verdict v = config_exists(c);
+  if (!v) fail(v.reason);
+  // Another order, leading zeros, '+' or mcast=1 name the same config: only the canonical spelling does.
+  if (c.to_string() != text) fail("not canonical; did you mean '" + c.to_string() + "'?");
+  return c;
+}
+
+Verdict config_exists(const Config& c) {
+  if (c.rows != 64 && c.rows != 128) return Verdict::no("rows must be 64 (one consumer warpgroup) or 128 (two)");
+  if (c.splitk < 1 || c.splitk > kMaxSplitK) return Verdict::no("splitk must be in 1..8 (cluster size)");
+  if (c.stages < kMinStages || c.stages > kMaxStages) return Verdict::no("stages must be in 2..32");
+  if (c.mcast != 1 && c.mcast != 2) return Verdict::no("mcast must be 2 (absent = 1: no multicast)");
+  if (c.cluster_blocks() > kMaxClusterBlocks)
+    return Verdict::no("mcast * splitk must be <= 8 (one cluster of at most 8 blocks)");
+  if (c.persist < 0 || c.persist > kMaxPersist) return Verdict::no("persist must be 1 or 2 (blocks per SM; absent = 0)");
+  if (c.persist > 0 && c.splitk > 1)
+    return Verdict::no("persist=P needs splitk=1 (a persistent block's ring streams the next tile, so it cannot "
+                       "hold the split-K partial sums)");
+  return Verdict::yes();
+}
+
+}  // namespace fp8gemm::mid_m

@@ -1,0 +1,79 @@
+// The mid_m tactic: its parameters, its canonical name and the combinations that exist. Host-only,
+// so the CPU tests cover it. What a Config occupies and how it launches for a problem (shared
+// memory, ring depths that fit, grid, cluster) is in mid_m_layout.h; which configs are worth timing
+// is in mid_m_candidates.cpp; which problems a config runs is can_implement (mid_m_limits.cpp).
+//
+// mid_m is the swapped Hopper GEMM for 33 <= M <= 256 (docs/mid_m.md): a block owns `rows` weight
+// rows (output columns n), the wgmma's M side, against every activation row (m rounded up to a
+// wgmma N of 40..256, tile_n) as its N side; the weights stream once from HBM through a TMA ring of
+// 128-byte K blocks into FP8 wgmma with FP32 accumulators in registers across K.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "fp8gemm/device.h"
+#include "fp8gemm/types.h"
+
+namespace fp8gemm::mid_m {
+
+// M range: above small_m's (M <= 32); the wgmma's N holds at most 256 activation rows.
+constexpr int kMinM = 33;
+constexpr int kMaxM = 256;
+// A K block: 128 bytes of K of every row, one ring stage (128-byte swizzle).
+constexpr int kKBlockBytes = 128;
+// Split-K ranks and multicast pairs form one thread-block cluster: at most 8 blocks (portable).
+constexpr int kMaxSplitK = 8;
+constexpr int kMaxClusterBlocks = 8;
+// Ring depths: the kernel's barrier arrays hold kMaxStages.
+constexpr int kMinStages = 2;
+constexpr int kMaxStages = 32;
+// Persistent grids: at most this many blocks per SM.
+constexpr int kMaxPersist = 2;
+
+// Programmatic dependent launch, spelled pdl=0|1|2: off; the next kernel may launch at this one's
+// start (1) or after its K loop (2). With PDL the first ring stages' weights are requested before
+// waiting for the previous kernel (they do not depend on it); activations and scales after.
+enum class Pdl { kOff = 0, kAtStart = 1, kAfterKLoop = 2 };
+
+struct Config {
+  // Weight rows per block: 64 (one consumer warpgroup) or 128 (two), 64 per warpgroup's MMA.
+  int rows = 128;
+  int splitk = 1;  // blocks of one cluster that split K, reduced in rank order through DSMEM
+  int stages = 4;  // ring depth in K blocks
+  Pdl pdl = Pdl::kAtStart;
+  // "mcast=2" (1 = absent): two blocks of adjacent row tiles form a cluster and share each stage's
+  // activation tile, which one TMA multicasts into both: half the activation traffic from L2.
+  int mcast = 1;
+  // "persist=P" (0 = absent): P blocks per SM (splitk=1), each walking row tiles with its ring
+  // running on across them, so that the next tile's weights stream while a tile's epilogue runs.
+  int persist = 0;
+
+  // Consumer warpgroups.
+  int warpgroups() const { return rows / 64; }
+  // Blocks of one cluster (multicast pair x split ranks).
+  int cluster_blocks() const { return mcast * splitk; }
+
+  // "rows=R,splitk=S,stages=P,pdl=0|1|2[,mcast=2][,persist=P]".
+  std::string to_string() const;
+  bool operator==(const Config& o) const {
+    return rows == o.rows && splitk == o.splitk && stages == o.stages && pdl == o.pdl && mcast == o.mcast &&
+           persist == o.persist;
+  }
+  bool operator!=(const Config& o) const { return !(*this == o); }
+};
+
+Config ring(int rows, int splitk, int stages, Pdl pdl = Pdl::kAtStart);
+Config with_mcast(Config c);                 // mcast=2
+Config with_persist(Config c, int per_sm);  // persist=P
+Config with_pdl(Config c, Pdl pdl);
+
+// Parses a canonical name; throws Error(kInvalidArgument) for anything that is not exactly what
+// to_string() prints for a config that exists, naming the rule.
+Config parse_config(std::string_view text);
+
+// Whether a kernel exists for `c` (independent of the problem), with the reason if not.
+Verdict config_exists(const Config& c);
+
+}  // namespace fp8gemm::mid_m

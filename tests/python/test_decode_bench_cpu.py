@@ -1,0 +1,145 @@
+"""bench/decode_step.py (fp8gemm.bench) without a GPU: argument checks, model resolution,
+--dry-run of every subcommand, the e2e pipeline on the CPU (FP8 variants through
+torch._scaled_mm), the plot, and the helpers the isolation mode relies on."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import fp8gemm
+from fp8gemm.bench import decode_step, isolate, layers, step
+
+ROOT = Path(__file__).resolve().parents[2]
+TP4_70B = "qkv=2560x8192,o=8192x2048,gate_up=14336x8192,down=8192x7168"
+
+
+def test_dry_run_step_presets(capsys):
+    assert decode_step.main(["step", "--model", "llama8b,llama70b_tp8", "--layers", "4", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "llama8b: 16 GEMMs per step" in out and "llama70b_tp8.down 8192x3584 x4" in out
+    assert "13 steps per model and contender" in out
+
+
+def test_dry_run_isolate_custom_linears(capsys):
+    assert decode_step.main(["isolate", "--linears", TP4_70B, "--label", "llama70b_tp4", "--layers", "80",
+                             "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "llama70b_tp4: 320 GEMMs per step" in out and "M [256]" in out
+
+
+@pytest.mark.parametrize("argv,text", [
+    (["step", "--dry-run"], "name a model"),
+    (["step", "--model", "llama9b", "--dry-run"], "unknown preset 'llama9b'"),
+    (["step", "--linears", "qkv=2560x8190", "--dry-run"], "qkv not multiples of 16"),
+    (["step", "--linears", "qkv:2560x8192", "--dry-run"], "is not name=NxK"),
+    (["step", "--model", "llama8b", "--m", "0", "--dry-run"], "--m: value '0'"),
+])
+def test_argument_errors(argv, text, capsys):
+    assert decode_step.main(argv) == 2
+    assert text in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["step", "--model", "llama8b", "--layers", "0"], ["e2e", "--new-tokens", "1"]])
+def test_parser_rejects(argv):
+    with pytest.raises(SystemExit):
+        decode_step.parse_args(argv)
+
+
+@pytest.mark.skipif(hasattr(fp8gemm, "hf_config_linears"), reason="checks the message when models.py is missing")
+def test_hf_config_needs_the_config_reader(capsys):
+    assert decode_step.main(["step", "--hf-config", "config.json", "--dry-run"]) == 2
+    assert "needs fp8gemm.hf_config_linears" in capsys.readouterr().err
+
+
+def test_hf_config_entries_in_any_form(monkeypatch):
+    class Entry:
+        name, n, k, count = "mamba.in_proj", 18560, 4096, 24
+
+    entries = [("qkv", 6144, 4096), ("o", 4096, 4096, 4), {"name": "up", "n": 21504, "k": 4096}, Entry()]
+    monkeypatch.setattr(fp8gemm, "hf_config_linears", lambda path, tp: entries, raising=False)
+    model = layers.from_hf_config("/x/nemotron-h-8b/config.json", tp=2, layers=8)
+    assert model.label == "nemotron-h-8b_tp2"
+    assert [(s.name, s.n, s.k, s.copies) for s in model.linears] == [
+        ("qkv", 6144, 4096, 8), ("o", 4096, 4096, 4), ("up", 21504, 4096, 8), ("mamba.in_proj", 18560, 4096, 24)]
+
+
+def test_step_order_interleaves_layers():
+    model = layers.StepModel("m", [layers.LinearShape("a", 16, 16, 2), layers.LinearShape("b", 16, 16, 3)])
+    inputs = step.StepInputs.__new__(step.StepInputs)
+    inputs.model = model
+    assert inputs.order() == [("a", 0), ("b", 0), ("a", 1), ("b", 1), ("b", 2)]
+    assert inputs.order(["b"]) == [("b", 0), ("b", 1), ("b", 2)]
+
+
+def test_slower_than_torch_uses_the_noise():
+    rows = [dict(x_tuned=0.995, noise=0.0), dict(x_tuned=0.97, noise=0.02), dict(x_tuned=0.95, noise=0.01)]
+    assert step.slower_than_torch(rows) == [rows[2]]
+
+
+@pytest.mark.parametrize("tactic,twin", [
+    ("small_m:wgmma,rows=64,splitk=8,stages=8,l2pf=0,pdl=2,wload=cp", "small_m:wgmma,rows=64,splitk=8,stages=8,l2pf=0,pdl=0,wload=cp"),
+    ("small_m:wgmma,rows=47,splitk=1,stages=7,l2pf=0,pdl=2,early=4,kblocks=4", "small_m:wgmma,rows=47,splitk=1,stages=7,l2pf=0,pdl=0,kblocks=4"),
+    ("small_m:wgmma,rows=32,splitk=1,stages=11,l2pf=0,pdl=0", None),
+    ("cutlass:sm90_pingpong_64x16x256_c4x1x1_swap_pdl", "cutlass:sm90_pingpong_64x16x256_c4x1x1_swap"),
+    ("cutlass:sm90_pingpong_128x128x128_c1x1x1", None),
+    ("cublaslt:heuristic", None),
+])
+def test_without_pdl(tactic, twin):
+    assert isolate.without_pdl(tactic) == twin
+
+
+def test_plot_and_csv(tmp_path):
+    pytest.importorskip("matplotlib")
+    rows = [dict(model=m, M=M, x_untuned=1.0 + 0.01 * i, x_tuned=1.1 - 0.01 * i, torch_us=10.0)
+            for m in ("llama8b", "nemotronh8b") for i, M in enumerate((1, 16, 256, 4096))]
+    from fp8gemm.bench import report
+
+    report.write_csv(str(tmp_path / "step.csv"), rows)
+    assert decode_step.main(["plot", "--csv", str(tmp_path / "step.csv"), "--out", str(tmp_path / "step.png")]) == 0
+    assert (tmp_path / "step.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+transformers = pytest.importorskip("transformers")
+
+
+def test_e2e_dry_run(capsys):
+    assert decode_step.main(["e2e", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "variants bf16" in out and "tokens/s" in out
+
+
+def test_e2e_dry_run_with_a_config_file(tmp_path, capsys):
+    import json
+
+    from fp8gemm.bench.e2e import TINY_LLAMA
+
+    (tmp_path / "config.json").write_text(json.dumps(dict(TINY_LLAMA, architectures=["LlamaForCausalLM"])))
+    assert decode_step.main(["e2e", "--hf-config", str(tmp_path), "--dry-run"]) == 0
+    assert "LlamaForCausalLM, 14 fp8gemm Linear layers" in capsys.readouterr().out
+    (tmp_path / "bad.json").write_text("{}")
+    assert decode_step.main(["e2e", "--hf-config", str(tmp_path / "bad.json"), "--dry-run"]) == 2
+
+
+def test_e2e_fp8_variants_on_cpu(monkeypatch):
+    """The whole comparison on the CPU, with fp8gemm's GEMM replaced by torch._scaled_mm (the op
+    needs a GPU): the two FP8 variants then agree exactly and both stay close to bf16."""
+    from fp8gemm.bench import e2e
+
+    monkeypatch.setattr(fp8gemm.nn.Linear, "_matmul", e2e.ScaledMMLinear._matmul)
+    result = e2e.run_e2e(e2e.TINY_LLAMA, 2, batch=2, prompt_len=6, new_tokens=4, repeats=1, graphs=False,
+                         device="cpu", with_fp8=True, log=lambda s: None)
+    assert set(result["variants"]) == {"bf16", "fp8gemm", "torch_fp8"}
+    assert result["fp8gemm_vs_torch_fp8"]["rel_err"] == 0.0
+    for name in ("fp8gemm", "torch_fp8"):
+        row = result["variants"][name]
+        assert row["rel_err_vs_bf16"] < 0.2 and row["cosine_vs_bf16"] > 0.98, row
+
+
+def test_script_runs_from_the_checkout():
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "decode_step.py"), "step", "--model", "llama8b",
+                          "--dry-run"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "llama8b: 32 GEMMs per step" in out.stdout
