@@ -7,7 +7,7 @@
 #   scripts/gpu_sanitize.sh --dry-run [BIN]  the plan: every step's command and share, nothing run
 #   scripts/gpu_sanitize.sh --self-test      the log parser on canned sanitizer output (no GPU)
 #
-# Our own kernels (small_m) get all four tools, the issue's split-K case first; the vendor
+# Our own kernels (small_m, mid_m) get all four tools, the issue's split-K case first; the vendor
 # backends (cuBLASLt, CUTLASS, cuDNN) get memcheck and initcheck, and racecheck and synccheck only
 # with SANITIZE_VENDOR_RACE=1: their shared-memory protocols are not ours to fix, and racecheck
 # over their many tactics would take most of the run. Steps run in that order, each under a
@@ -27,12 +27,14 @@ set -uo pipefail
 # rings, every split, DSMEM reduction); S2 the activation-once kernel (m=1), K pairs and persistent
 # grids walking several batches (NP 8 and 24); S3 fitted rows (compact cp.async tiles), kblocks=2/4
 # and NP=32; T the GPU test whose persistent clusters reduce split-K over several units each (no
-# candidate list offers that, so `check` never runs it).
+# candidate list offers that, so `check` never runs it). mid_m (M1, where built): every tactic at
+# an even and an odd M on a split-K shape and a ragged one.
 CASES=(
   "S1|small_m|1.3|check|--shape 2560,8192 --m 5"
   "S2|small_m|1.1|check|--shape 1024,1024 --batch 3 --m 1,17"
   "S3|small_m|0.6|check|--shape 5120,1024 --m 32"
   "T|small_m|0.5|gtest|--gtest_filter=SmallM.WgmmaPersistentLoopsAndSplits"
+  "M1|mid_m|1.0|check|--shape 2560,8192 --shape 1040,2064 --m 48,129"
   "V|cublaslt|2.0|check|--shape 1024,2048 --shape 2560,8192 --m 1,64"
   "V|cutlass|1.0|check|--shape 1024,2048 --shape 2560,8192 --m 1,64"
   "V|cudnn|1.0|check|--shape 1024,2048 --shape 2560,8192 --m 1,64"
@@ -148,12 +150,15 @@ BUDGET=${SANITIZE_BUDGET_S:-520}
 [ $DRY = 0 ] && mkdir -p "$LOGS" && rm -f "$LOGS"/*.log "$LOGS/summary.txt"
 export CUDA_MODULE_LOADING=LAZY  # each kernel is loaded (and instrumented) only when first launched
 
-# The steps in order: every tool over S1, then S2, S3, then the vendor backends.
+# The steps in order: every tool over S1, then S2, S3, then the vendor backends. A backend this
+# fp8gemm was built without (`fp8gemm info`: "Backends compiled in") has no steps.
+built=" $("$F" info 2> /dev/null | sed -n 's/^Backends compiled in: //p') "
 steps=()  # "tool|name|backend|weight|program|args"
 for c in "${CASES[@]}"; do
   IFS='|' read -r name backend w prog args <<< "$c"
   [[ "$name:$backend" =~ ${SANITIZE_ONLY:-.} ]] || continue
-  if [ "$backend" = small_m ]; then tools=("${TOOLS_OURS[@]}"); else tools=("${TOOLS_VENDOR[@]}"); fi
+  [ $DRY = 1 ] || [[ "$built" == *" $backend "* ]] || continue
+  case $backend in small_m | mid_m) tools=("${TOOLS_OURS[@]}") ;; *) tools=("${TOOLS_VENDOR[@]}") ;; esac
   for t in "${tools[@]}"; do steps+=("$t|$name|$backend|$(awk -v a="$w" -v b="$(tool_weight "$t")" 'BEGIN {print a * b}')|$prog|$args"); done
 done
 weight_left() {  # the weights of steps $1.. together

@@ -36,3 +36,14 @@ def load() -> Path:
 
 
 path = load()
+
+
+def _warn(message: str) -> None:
+    import warnings
+
+    warnings.warn(message, UserWarning, stacklevel=2)
+
+
+# The library's warnings come back through fp8gemm::_warn (python/csrc/warnings_to_python.cpp).
+_warn_impl = torch.library.Library("fp8gemm", "IMPL")
+_warn_impl.impl("_warn", _warn, "CompositeImplicitAutograd")

@@ -171,28 +171,18 @@ namespace {
 
 using testing::problem;
 
-// FP8GEMM_TUNE and FP8GEMM_CACHE as a test needs them (install_autotuner reads both), restored after.
-class TuningEnv {
- public:
+// Lazy tuning as FP8GEMM_TUNE=`tune` asks (nullptr: only inside an AutotuneScope), with no cache
+// file loaded or written (the caller's FP8GEMM_CACHE and the conventional location stay out, or a
+// key an earlier test tuned would already be cached).
+struct TuningEnv : testing::ScopedEnv {
   explicit TuningEnv(const char* tune) {
-    for (const char* name : {"FP8GEMM_TUNE", "FP8GEMM_CACHE"}) {
-      const char* v = std::getenv(name);
-      saved_.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
-      ::unsetenv(name);
-    }
-    if (tune) ::setenv("FP8GEMM_TUNE", tune, 1);
+    set("FP8GEMM_CACHE", "off");
+    unset("FP8GEMM_CACHE_DIR");
+    if (tune)
+      set("FP8GEMM_TUNE", tune);
+    else
+      unset("FP8GEMM_TUNE");
   }
-  ~TuningEnv() {
-    for (const auto& [name, v] : saved_) {
-      if (v)
-        ::setenv(name.c_str(), v->c_str(), 1);
-      else
-        ::unsetenv(name.c_str());
-    }
-  }
-
- private:
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
 
 size_t free_device_bytes() {
