@@ -46,6 +46,12 @@ class Backend {
   // no tactic of this backend can run `p`.
   virtual Tactic default_tactic(const Problem& p) = 0;
 
+  // The generated rule behind default_tactic(p), in a sentence, for a backend whose default comes
+  // from rules fitted to measurements (small_m, CUTLASS): which rule chose and why; empty where
+  // none of its rules did (its fixed fallback chose). The selector trusts a backend's default only
+  // where a rule chose it; `fp8gemm explain` prints it. Never throws.
+  virtual std::string default_rule(const Problem&) { return {}; }
+
   // A tactic that runs, for whatever problem it is given, default_tactic() of that problem
   // (cuBLASLt: "cublaslt:heuristic", its heuristic's first at the call's own M). The tuner can
   // then give a part of an M bucket to the heuristic itself, which re-decides per M, instead of

@@ -17,6 +17,7 @@
 #include "core/validate.h"
 #include "fp8gemm/tune.h"
 #include "tune/report.h"
+#include "tune/selector.h"
 
 namespace fp8gemm::torch_ops {
 namespace {
@@ -90,7 +91,9 @@ std::string explain(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarTy
     std::ostringstream os;
     os << ctx.device().to_string() << "\n"
        << "problem   " << p << "  (bucket m<=" << m_bucket(p.m) << ")\n"
-       << "auto now  " << ctx.choose(p, "auto").name() << "  (from the cache, the default table or cuBLASLt)\n";
+       << "auto now  " << ctx.choose(p, "auto").name() << "\n";
+    if (auto* selector = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get()))
+      os << "because   " << selector->explain(p) << "\n";
     if (measure) {
       TuneOptions o;
       o.key_budget_ms = key_budget_ms;

@@ -12,13 +12,4 @@ const std::vector<DefaultRule>& default_rules(int compute_capability) {
   return none;
 }
 
-std::optional<Tactic> table_choice(const std::vector<DefaultRule>& rules, const Problem& p) {
-  for (const DefaultRule& r : rules) {
-    if (r.a_type == p.a_type && r.b_type == p.b_type && r.out_type == p.out_type && r.batch == p.batch &&
-        r.n == p.n && r.k == p.k && r.m_lo <= p.m && p.m <= r.m_hi)
-      return Tactic::parse(r.tactic);
-  }
-  return std::nullopt;
-}
-
 }  // namespace fp8gemm::tuning

@@ -1,7 +1,7 @@
-// The default without tuning: a built-in table per architecture of the measured-best tactic per
-// (shape class, M range), generated from H200 measurements by data/tables/make_default_table.py.
-// A problem the table does not cover gets nothing here, and the Context then uses cuBLASLt's
-// heuristic (the floor). Never "first backend, tactic 0".
+// The first step of the default without tuning: a built-in table per architecture of the
+// measured-best tactic per exact (shape class, M range) of the DESIGN suite, generated from H200
+// measurements by data/tables/make_default_table.py. The default chain (tuner.h) reads it; shapes
+// it does not name go on to the selector rules (default_rules.h).
 #pragma once
 
 #include <cstdint>
@@ -27,8 +27,5 @@ const std::vector<DefaultRule>& sm90_default_rules();
 
 // The rules for a compute capability (major*10 + minor); empty when there is no table.
 const std::vector<DefaultRule>& default_rules(int compute_capability);
-
-// The table's tactic for `p`, if a rule covers it.
-std::optional<Tactic> table_choice(const std::vector<DefaultRule>& rules, const Problem& p);
 
 }  // namespace fp8gemm::tuning

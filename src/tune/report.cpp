@@ -60,7 +60,7 @@ void candidate_row(std::ostream& os, const CandidateReport& c, double default_us
 std::string explain_text(const Decision& d) {
   std::ostringstream os;
   os << "key       " << d.key << "\n"
-     << "default   " << d.default_tactic << (d.default_tactic == d.floor_tactic ? "  (cuBLASLt heuristic)" : "  (default table)") << "\n"
+     << "default   " << d.default_tactic << (d.default_tactic == d.floor_tactic ? "  (cuBLASLt heuristic)" : "  (the default chain: table or rules)") << "\n"
      << "noise     " << std::fixed << std::setprecision(2) << d.noise * 100 << "%   (default timed twice)\n"
      << "threshold " << d.threshold * 100 << "%   (a challenger must be faster by more than this)\n\n";
   std::vector<CandidateReport> rows = d.candidates;

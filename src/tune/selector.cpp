@@ -110,7 +110,15 @@ TuningSelector::TuningSelector(SelectorConfig config) : config_(std::move(config
 }
 
 Tactic TuningSelector::default_for(const Problem& p) {
-  return default_choice(config_.backends, config_.rules, p);
+  return default_choice(config_.backends, chain(), p);
+}
+
+std::string TuningSelector::explain(const Problem& p) {
+  const TuneKey key = key_of(p);
+  if (auto t = cache_.find_tactic(key, p.m)) return "tuned cache: " + key.to_string();
+  std::string why;
+  chain_choice(config_.backends, chain(), p, &why);
+  return why;
 }
 
 std::optional<Tactic> TuningSelector::select(const Problem& p, const std::string& backend, cudaStream_t stream) {
@@ -123,9 +131,9 @@ std::optional<Tactic> TuningSelector::select(const Problem& p, const std::string
   // the capture): captured calls use the table / floor, and a later uncaptured call tunes.
   if (backend == "auto" && lazy_active() && config_.make_timer && !config_.is_capturing(stream))
     if (auto t = tune_lazily(p)) return t;
-  if (auto t = checked_table_choice(config_.backends, config_.rules, p))
+  if (auto t = chain_choice(config_.backends, chain(), p))
     if (belongs(*t, backend)) return t;
-  return std::nullopt;  // the Context's floor: cuBLASLt's heuristic
+  return std::nullopt;  // the Context's floor (cuBLASLt's heuristic), or the named backend's default
 }
 
 std::optional<Tactic> TuningSelector::tune_lazily(const Problem& p) {

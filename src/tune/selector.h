@@ -1,6 +1,7 @@
-// The Selector behind `auto`: tuned cache, then the per-arch default table, then nothing (the
-// Context's floor, runtime/floor.h). Tunes lazily only when asked (FP8GEMM_TUNE=1 or an
-// AutotuneScope), never while the call's stream is being captured. Thread-safe.
+// The Selector behind `auto`: tuned cache, then the per-arch default chain (the exact table, the
+// selector rules: tuner.h DefaultChain), then nothing (the Context's floor, runtime/floor.h).
+// Tunes lazily only when asked (FP8GEMM_TUNE=1 or an AutotuneScope), never while the call's
+// stream is being captured. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -21,7 +22,8 @@ namespace fp8gemm::tuning {
 struct SelectorConfig {
   std::vector<Backend*> backends;
   DeviceInfo device;
-  std::vector<DefaultRule> rules;   // default_rules(device.compute_capability())
+  std::vector<DefaultRule> rules;   // the exact table: default_rules(device.compute_capability())
+  std::vector<SelectorRule> selector_rules;  // selector_rules(device.compute_capability())
   // The selector's own timer, for lazy tuning and tune(problems, options); empty: lazy tuning
   // never happens.
   TimerFactory make_timer;
@@ -43,8 +45,11 @@ class TuningSelector : public Selector {
   // The cache's generation; volatile while lazy tuning is on (a call may tune its key).
   uint64_t generation() const override { return lazy_active() ? kVolatile : cache_.generation(); }
 
-  // What `auto` runs for `p` without a tuned entry: table entry or floor.
+  // What `auto` runs for `p` without a tuned entry: the default chain's answer, else the floor.
   Tactic default_for(const Problem& p);
+  // Where `auto`'s answer for `p` comes from, in a sentence: the tuned cache, or the step of the
+  // default chain that decided (which table rule or selector rule, and why). Never throws.
+  std::string explain(const Problem& p);
 
   // Tunes each problem's key with `timer` (keys already cached, and keys whose tuning failed in
   // this process, are reported without measuring unless options.retune), stores the measured
@@ -81,6 +86,7 @@ class TuningSelector : public Selector {
   bool has_timer() const;
 
  private:
+  DefaultChain chain() const { return {&config_.rules, &config_.selector_rules, config_.device.sm_count}; }
   std::vector<Decision> tune_locked(const std::vector<Problem>& problems, Timer& timer, const TuneOptions& options);
   std::vector<CacheEntry> valid_entries(const CacheFile& file, const std::string& path);
   std::optional<Tactic> tune_lazily(const Problem& p);

@@ -1,13 +1,15 @@
-// The pieces of `auto` that do not depend on the cache: the floor and the default.
+// The pieces of `auto` that do not depend on the cache: the floor and the default chain.
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "fp8gemm/backend.h"
 #include "measure/timer.h"
 #include "runtime/floor.h"
+#include "tune/default_rules.h"
 #include "tune/default_table.h"
 
 namespace fp8gemm::tuning {
@@ -23,13 +25,23 @@ using fp8gemm::find_backend;
 // backend has none or it cannot run `p`; never throws.
 std::optional<Tactic> adaptive_floor(const std::vector<Backend*>& backends, const Problem& p);
 
-// The default table's tactic when it covers `p` and its backend can run it, else the floor.
-Tactic default_choice(const std::vector<Backend*>& backends, const std::vector<DefaultRule>& rules,
-                      const Problem& p);
+// The default chain of one architecture, in order: the exact-shape table (a shape it names gets
+// its tactic where a rule covers p.m and the floor elsewhere: the tune measured the floor best
+// there), then the selector rules (the first whose box holds p and whose action runs p), then the
+// floor. `sms`: the device's SM count (a box may bound the weight rows per SM).
+struct DefaultChain {
+  const std::vector<DefaultRule>* table = nullptr;
+  const std::vector<SelectorRule>* rules = nullptr;
+  int sms = 0;
+};
 
-// The table's tactic only (nullopt when not covered or its backend cannot run it).
-std::optional<Tactic> checked_table_choice(const std::vector<Backend*>& backends,
-                                           const std::vector<DefaultRule>& rules, const Problem& p);
+// What the chain answers for `p`: a tactic, or nullopt for the floor; `why` (if given) gets the
+// step that decided, e.g. "rule 3 (m 1..24, ...) -> small_m:default (fitted on ...)". Never throws.
+std::optional<Tactic> chain_choice(const std::vector<Backend*>& backends, const DefaultChain& chain,
+                                   const Problem& p, std::string* why = nullptr);
+
+// chain_choice, else the floor: what `auto` runs untuned, and what `tune` measures against.
+Tactic default_choice(const std::vector<Backend*>& backends, const DefaultChain& chain, const Problem& p);
 
 // Whether one of `backends` is available and can run `t` on `p` (false also when asking throws).
 bool can_run(const std::vector<Backend*>& backends, const Problem& p, const Tactic& t);

@@ -66,7 +66,7 @@ TEST(SmallMCandidates, MatchTheRecordedLists) {
 }
 
 // Every candidate runs its problem, is distinct, comes from a family and ring depth that is offered
-// (no PDL-off one, rings of at most 16 stages); the default comes first.
+// (no PDL-off one, rings of at most 16 stages); the fill rule's config comes first.
 TEST(SmallMCandidates, AreImplementableDistinctAndDefaultFirst) {
   const int64_t shapes[][2] = {{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}, {10240, 8192},
                                {8192, 8192}, {57344, 8192}, {8192, 28672}, {1280, 8192}, {8192, 1024},
@@ -78,7 +78,7 @@ TEST(SmallMCandidates, AreImplementableDistinctAndDefaultFirst) {
       const Problem p = problem(m, s[0], s[1]);
       const auto cands = candidate_configs(p, 132, 90);
       ASSERT_FALSE(cands.empty());
-      EXPECT_EQ(cands.front(), default_config(p, 132, 90));
+      EXPECT_EQ(cands.front(), fill_config(p, 132, 90));
       std::set<std::string> seen;
       for (const Config& x : cands) {
         EXPECT_TRUE(can_implement(p, x, 90)) << p << " " << x.to_string();
@@ -104,7 +104,7 @@ TEST(SmallMCandidates, NoneOffSm90AndTheDefaultSaysWhy) {
   expect_unsupported(problem(8, 4096, 4096), 100, "compute capability 9.0");
 }
 
-// The default: K > 1024, the TMA ring at 64 rows with split-K to at least one block per SM (as
+// The fill rule: K > 1024, the TMA ring at 64 rows with split-K to at least one block per SM (as
 // far as K splits) and the deepest ring with which two blocks share an SM; K <= 1024, the
 // cp.async ring at 64 rows without split-K, the same ring depth.
 TEST(SmallMCandidates, DefaultFillsTheSms) {
@@ -112,7 +112,7 @@ TEST(SmallMCandidates, DefaultFillsTheSms) {
   for (const auto& s : shapes)
     for (int64_t m : {1, 9, 32}) {
       const Problem p = problem(m, s.first, s.second);
-      const Config c = default_config(p, 132, 90);
+      const Config c = fill_config(p, 132, 90);
       EXPECT_EQ(c.family, p.k <= 1024 ? Family::kCpAsyncRing : Family::kTmaRing) << c.to_string();
       EXPECT_EQ(c.rows, 64);
       EXPECT_EQ(c.pdl, Pdl::kAtStart);
@@ -126,7 +126,7 @@ TEST(SmallMCandidates, DefaultFillsTheSms) {
 }
 
 // pdl=2 and early=4 twins: on weights <= 40 MB only; pdl=2 of every candidate with PDL at start but
-// the persistent ones, early=4 of every TMA ring one deeper than 4 stages; never the default.
+// the persistent ones, early=4 of every TMA ring one deeper than 4 stages; never the fill rule's.
 TEST(SmallMCandidates, LateTriggerAndEarlyTwinsOnlyForSmallWeights) {
   const std::pair<int64_t, int64_t> shapes[] = {{4096, 4096}, {7168, 4480}, {8192, 1024}, {8192, 8192}, {28672, 4096}};
   for (const auto& s : shapes)
@@ -149,8 +149,8 @@ TEST(SmallMCandidates, LateTriggerAndEarlyTwinsOnlyForSmallWeights) {
       }
       EXPECT_EQ(late > 0, small_weights(p)) << p;
       EXPECT_EQ(early > 0, small_weights(p)) << p;
-      EXPECT_EQ(default_config(p, 132, 90).pdl, Pdl::kAtStart) << p;
-      EXPECT_EQ(default_config(p, 132, 90).early, 0) << p;
+      EXPECT_EQ(fill_config(p, 132, 90).pdl, Pdl::kAtStart) << p;
+      EXPECT_EQ(fill_config(p, 132, 90).early, 0) << p;
     }
 }
 

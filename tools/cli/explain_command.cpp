@@ -1,6 +1,7 @@
 // fp8gemm explain: for each M of --m, tunes that M's key (without touching any cache file) and
 // prints every candidate's time, the noise floor, the default, the choice and the reason; also
-// what `auto` would run today from the cache (--cache / $FP8GEMM_CACHE) or the default table.
+// what `auto` would run today and why: the cache (--cache / $FP8GEMM_CACHE) or the default chain
+// (the exact table's rule, the selector rule and the backend's own rule that fired, or the floor).
 #include <iostream>
 
 #include "core/validate.h"
@@ -10,6 +11,7 @@
 #include "tools/cli/options.h"
 #include "tools/common/shapes.h"
 #include "tune/report.h"
+#include "tune/selector.h"
 
 namespace fp8gemm::cli {
 namespace {
@@ -47,15 +49,20 @@ void run_explain(const ExplainOptions& o) {
     if (!b || b->adaptive_default() != t) return t.name();
     return t.name() + " (here " + b->default_tactic(p).name() + ")";
   };
-  // What auto runs now, for every M before any is tuned: each tune below changes the answer for
-  // the Ms of its bucket.
-  std::vector<std::string> auto_now;
-  for (const Problem& p : problems) auto_now.push_back(shown(ctx.choose(p, "auto"), p));
+  // What auto runs now, and why, for every M before any is tuned: each tune below changes the
+  // answer for the Ms of its bucket.
+  std::vector<std::string> auto_now, why_now;
+  auto* selector = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
+  for (const Problem& p : problems) {
+    auto_now.push_back(shown(ctx.choose(p, "auto"), p));
+    why_now.push_back(selector ? selector->explain(p) : "a custom selector, or the floor");
+  }
   std::cout << ctx.device().to_string() << "\n";
   for (size_t i = 0; i < problems.size(); ++i) {
     const Problem& p = problems[i];
     std::cout << (i ? "\n" : "") << "problem   " << p << "  (bucket m<=" << m_bucket(p.m) << ")\n"
-              << "auto now  " << auto_now[i] << "  (from the cache, the default table or cuBLASLt)\n\n";
+              << "auto now  " << auto_now[i] << "\n"
+              << "because   " << why_now[i] << "\n\n";
     // Measured afresh (retune) and only in memory: explain never writes a cache file.
     TuneOptions to;
     to.key_budget_ms = o.key_budget_ms;

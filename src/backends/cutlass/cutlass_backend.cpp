@@ -7,6 +7,7 @@
 #include "backends/cutlass/config.h"
 #include "backends/cutlass/kernels.h"
 #include "core/cuda_check.h"
+#include "core/shape_box.h"
 
 namespace fp8gemm {
 namespace cutlass_backend {
@@ -39,7 +40,7 @@ class CutlassBackend final : public Backend {
   }
 
   // In preference order for p.m (the tuner's short round takes each backend's first tactics
-  // when a key's time budget is tight): vLLM's choice for this M, then the kernels of its
+  // when a key's time budget is tight): the default (a rule's or vLLM's), then the kernels of its
   // orientation (swapped A/B for m <= 64, unswapped above), then the rest, in configs.def order;
   // each persistent kernel also launched with PDL ("_pdl"), right after it. PDL is a choice,
   // not a default: it shortens short calls at small M but slows some long-K ones
@@ -67,9 +68,23 @@ class CutlassBackend final : public Backend {
     return out;
   }
 
+  // The generated default rules (cutlass_default_rules_sm90.inc): the first rule that covers p and
+  // whose config runs it; else vLLM's choice (vllm_default).
+  Tactic default_tactic(const Problem& p) override {
+    if (const DefaultRule* r = rule_for(p)) return Tactic{"cutlass", r->config};
+    return vllm_default(p);
+  }
+
+  std::string default_rule(const Problem& p) override {
+    const DefaultRule* r = rule_for(p);
+    if (!r) return {};
+    return "CUTLASS rule " + std::to_string(r - default_rules().data()) + " (" + r->box.to_string() + ") -> " +
+           r->config + " (" + r->evidence + ")";
+  }
+
   // vLLM's SM90 FP8 M buckets (configs.def rows c1..c5), each with fallbacks for reduced builds and
   // mixed FP8 types; the tuner measures the real choice.
-  Tactic default_tactic(const Problem& p) override {
+  Tactic vllm_default(const Problem& p) {
     static const char* const kSmallM[] = {"sm90_pingpong_64x16x256_c4x1x1_swap", "sm90_pingpong_64x128x128_c2x1x1"};
     static const char* const kUpTo64[] = {"sm90_pingpong_64x64x256_c1x1x1_swap", "sm90_pingpong_64x16x256_c4x1x1_swap",
                                           "sm90_pingpong_64x128x128_c2x1x1"};
@@ -174,6 +189,26 @@ class CutlassBackend final : public Backend {
   }
 
  private:
+  // A generated rule (data/tables/fit_default_rules.py): the shapes it covers and its config.
+  struct DefaultRule {
+    ShapeBox box;
+    const char* config;
+    const char* evidence;
+  };
+
+  static const std::vector<DefaultRule>& default_rules() {
+    static const std::vector<DefaultRule> rules = {
+#include "backends/cutlass/cutlass_default_rules_sm90.inc"
+    };
+    return rules;
+  }
+
+  const DefaultRule* rule_for(const Problem& p) {
+    for (const DefaultRule& r : default_rules())
+      if (r.box.contains(p, device_.sm_count) && can_implement(p, Tactic{"cutlass", r.config})) return &r;
+    return nullptr;
+  }
+
   // A built kernel's name, with or without _pdl: its configs.def row and whether it launches with PDL.
   struct BuiltTactic {
     const ConfigRow* row = nullptr;

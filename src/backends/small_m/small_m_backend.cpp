@@ -42,6 +42,14 @@ class SmallMBackend final : public Backend {
     return {name(), small_m::default_config(p, device_.sm_count, cc()).to_string()};
   }
 
+  std::string default_rule(const Problem& p) override {
+    try {
+      return availability_ ? small_m::default_rule(p, device_.sm_count, cc()) : std::string();
+    } catch (const std::exception&) {
+      return {};
+    }
+  }
+
   Verdict can_implement(const Problem& p, const Tactic& t) override {
     if (!availability_) return availability_;
     if (t.backend != name()) return Verdict::no("tactic " + t.name() + " is not a small_m tactic");

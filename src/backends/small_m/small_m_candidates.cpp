@@ -1,48 +1,41 @@
-// small_m's rule on a cache miss (default_config) and the configs worth timing for a problem
-// (candidate_configs): a table of rules, each a condition on the problem and the configs it
-// offers, applied in order. Host-only, so the CPU tests cover it.
+// The configs worth timing for a problem (candidate_configs): a table of rules, each a condition on
+// the problem and the configs it offers, applied in order; and small_m's own default
+// (default_config): the generated default rules, which pick among those candidates by recipe, else
+// the fill rule. Host-only, so the CPU tests cover it.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/small_m/small_m_config.h"
 #include "backends/small_m/small_m_layout.h"
+#include "backends/small_m/small_m_recipe.h"
 #include "core/cuda_check.h"  // FP8GEMM_REQUIRE
+#include "core/shape_box.h"
 
 namespace fp8gemm::small_m {
 
 namespace {
 
-// What the rules read: the problem, the device's SM count, and the quantities they are built on.
+// What the rules read: the problem, the device's SM count, and the quantities they are built on
+// (small_m_recipe.h: the same ones a recipe computes).
 struct Setting {
   const Problem& p;
   int sms;
 
-  // Row tiles of the grid (all batches) at `rows` rows per block.
-  int64_t tiles(int rows) const { return (p.n + rows - 1) / rows * p.batch; }
+  int64_t tiles(int rows) const { return row_tiles(p, rows); }
   // Weights of at most 40 MB, which stay in the L2 across calls: where the twins that trade
   // streaming rate for a quieter kernel boundary (pdl=2, early=4) and a few more shapes pay off.
   bool small_weights() const { return p.n * p.k * p.batch <= (int64_t(40) << 20); }
-  // Split-K that gives the grid at least `target` blocks (rounded up), keeping >= 4 K blocks (512
-  // bytes of K per row) per split.
-  int fill_splitk(int rows, int64_t target) const {
-    const int64_t t = tiles(rows);
-    const int64_t s = std::min<int64_t>((target + t - 1) / t, std::max<int64_t>(1, k_blocks(p) / 4));
-    return int(std::clamp<int64_t>(s, 1, kMaxSplitK));
-  }
+  int fill_splitk(int rows, int64_t target) const { return small_m::fill_splitk(p, rows, target); }
   // The deepest ring (4..16 stages) with which `per_sm` blocks of `c` share an SM; 0 if none.
   int ring(const Config& c, int per_sm) const { return deepest_ring(p, c, per_sm); }
-  // Fitted rows that spread n over `per_sm` blocks per SM (rounded up: at most that many blocks);
-  // 0 where that row count is not a fitted one.
-  int fitted_rows_at(int per_sm) const {
-    const int64_t per_batch = int64_t(per_sm) * sms / p.batch;
-    if (per_batch < 1) return 0;
-    const int64_t rows = (p.n + per_batch - 1) / per_batch;
-    return is_fitted_rows(int(std::min<int64_t>(rows, 1024))) ? int(rows) : 0;
-  }
+  int fitted_rows_at(int per_sm) const { return small_m::fitted_rows_at(p, per_sm, sms); }
   // K pairs: the split that gives each SM at most one block in one wave (1 where the row tiles of
   // 32 rows reach the SMs).
-  int kpair_splitk() const { return fill_splitk(32, int64_t(sms) / tiles(32) * tiles(32)); }
+  int kpair_splitk() const { return within_splitk(p, 32, 1, sms); }
 };
 
 // The candidate list being built: what cannot run `p`, or is offered already, is dropped.
@@ -54,26 +47,6 @@ struct Candidates {
     if (std::find(list.begin(), list.end(), c) == list.end()) list.push_back(c);
   }
 };
-
-// Persistent grids: the fraction of the persist * SMs block slots that do useful work over the
-// rounds (1 = every slot busy until the end) when the grid holds min(units, persist * SMs /
-// splitk) clusters, each walking units (row tile, batch) in steps of the grid.
-double persist_utilization(const Setting& s, int rows, int splitk, int persist) {
-  const int64_t units = s.tiles(rows);
-  const int64_t grid = std::min<int64_t>(units, std::max<int64_t>(1, int64_t(persist) * s.sms / splitk));
-  const int64_t rounds = (units + grid - 1) / grid;
-  return double(units * splitk) / double(rounds * std::max<int64_t>(int64_t(persist) * s.sms, splitk));
-}
-
-// Persistent grids: the splits (1..8, >= 4 K blocks each) ordered by utilization, best first.
-std::vector<int> persist_splits(const Setting& s, int rows, int persist) {
-  std::vector<int> out;
-  for (int sk = 1; sk <= kMaxSplitK && (sk == 1 || sk * 4 <= k_blocks(s.p)); ++sk) out.push_back(sk);
-  std::stable_sort(out.begin(), out.end(), [&](int a, int b) {
-    return persist_utilization(s, rows, a, persist) > persist_utilization(s, rows, b, persist) + 1e-9;
-  });
-  return out;
-}
 
 // The TMA ring candidates with PDL at start and no other option: what the cp.async twins copy.
 bool plain_tma(const Config& c) {
@@ -198,7 +171,7 @@ const Rule kRules[] = {
        for (int rows : {64, 128})
          for (int per_sm : {1, 2}) {
            int added = 0;
-           for (int sk : persist_splits(s, rows, per_sm)) {
+           for (int sk : persist_splits(s.p, rows, per_sm, s.sms)) {
              if (added == 2) break;
              if (sk > 1 && (per_sm > 1 || int64_t(per_sm) * s.sms / sk < s.tiles(rows))) continue;
              if (const int st = s.ring(persistent(rows, sk, 4, per_sm), per_sm + 1); st > 0) {
@@ -233,7 +206,7 @@ const Rule kRules[] = {
 
 }  // namespace
 
-Config default_config(const Problem& p, int sm_count, int cc) {
+Config fill_config(const Problem& p, int sm_count, int cc) {
   FP8GEMM_REQUIRE(sm_count > 0, kInternal, "small_m: sm_count must be known");
   const Setting s{p, sm_count};
   // K > 1024: the TMA ring, 64-row blocks, split-K to about one block per SM, the deepest ring with
@@ -246,9 +219,93 @@ Config default_config(const Problem& p, int sm_count, int cc) {
   return c;
 }
 
+namespace {
+
+// The generated default rules (data/tables/fit_default_rules.py): a box of shapes and the recipes
+// to try there, '|'-separated, each parsed once.
+struct DefaultRule {
+  ShapeBox box;
+  const char* recipes;
+  const char* evidence;
+};
+
+struct ParsedRule {
+  const DefaultRule* rule;
+  std::vector<std::pair<std::string, Recipe>> recipes;
+};
+
+const std::vector<ParsedRule>& sm90_default_rules() {
+  static const std::vector<DefaultRule> rules = {
+#include "backends/small_m/small_m_default_rules_sm90.inc"
+  };
+  static const std::vector<ParsedRule> parsed = [] {
+    std::vector<ParsedRule> out;
+    for (const DefaultRule& r : rules) {
+      ParsedRule pr{&r, {}};
+      std::string_view rest = r.recipes;
+      while (!rest.empty()) {
+        const size_t bar = rest.find('|');
+        const std::string text(rest.substr(0, bar));
+        pr.recipes.emplace_back(text, parse_recipe(text));
+        rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
+      }
+      out.push_back(std::move(pr));
+    }
+    return out;
+  }();
+  return parsed;
+}
+
+// The first rule that covers p (index into the rules, -1: none) and the config its first usable
+// recipe gives (nullopt: no recipe gives one of small_m's candidates for p).
+struct RuleChoice {
+  int index = -1;
+  std::string recipe;
+  std::optional<Config> config;
+};
+
+RuleChoice rule_choice(const Problem& p, int sm_count, int cc) {
+  RuleChoice out;
+  if (cc != 90) return out;
+  const std::vector<ParsedRule>& rules = sm90_default_rules();
+  for (size_t i = 0; i < rules.size(); ++i) {
+    if (!rules[i].rule->box.contains(p, sm_count)) continue;
+    out.index = int(i);
+    // Only configs the tuner would time: the rules were fitted on their measurements.
+    const std::vector<Config> candidates = candidate_configs(p, sm_count, cc);
+    for (const auto& [text, recipe] : rules[i].recipes) {
+      const std::optional<Config> c = config_for(p, recipe, sm_count);
+      if (c && std::find(candidates.begin(), candidates.end(), *c) != candidates.end()) {
+        out.recipe = text;
+        out.config = c;
+        break;
+      }
+    }
+    return out;  // the first rule that covers p decides, as the fit evaluated it
+  }
+  return out;
+}
+
+}  // namespace
+
+Config default_config(const Problem& p, int sm_count, int cc) {
+  FP8GEMM_REQUIRE(sm_count > 0, kInternal, "small_m: sm_count must be known");
+  if (can_implement(p, tma_ring(64, 1, 2), cc))
+    if (const RuleChoice r = rule_choice(p, sm_count, cc); r.config) return *r.config;
+  return fill_config(p, sm_count, cc);
+}
+
+std::string default_rule(const Problem& p, int sm_count, int cc) {
+  const RuleChoice r = can_implement(p, tma_ring(64, 1, 2), cc) ? rule_choice(p, sm_count, cc) : RuleChoice{};
+  if (!r.config) return {};
+  const DefaultRule& rule = *sm90_default_rules()[size_t(r.index)].rule;
+  return "small_m rule " + std::to_string(r.index) + " (" + rule.box.to_string() + ") -> " + r.recipe + " (" +
+         rule.evidence + ")";
+}
+
 std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc) {
   if (cc != 90) return {};  // every small_m kernel is sm_90a's
-  Candidates out{p, {default_config(p, sm_count, cc)}};
+  Candidates out{p, {fill_config(p, sm_count, cc)}};
   const Setting s{p, sm_count};
   for (const Rule& r : kRules)
     if (r.applies(s)) r.add(s, out);

@@ -121,11 +121,20 @@ Verdict config_exists(const Config& c);
 // Whether `c` runs `p` on a device of compute capability `cc` (90 for sm_90a), with the reason.
 Verdict can_implement(const Problem& p, const Config& c, int cc);
 
-// The rule used on a cache miss: fills the SMs from (m, n, k, sm_count). Throws
+// The fill rule: 64-row blocks that fill the SMs from (m, n, k, sm_count), split-K on long K;
+// small_m's default where no default rule applies, and its candidates' first. Throws
 // Error(kUnsupported) with the reason when no small_m kernel runs `p`.
-Config default_config(const Problem& p, int sm_count, int cc);
+Config fill_config(const Problem& p, int sm_count, int cc);
 
-// Every config worth timing for `p` (each passes can_implement), the default first; the rules are
+// small_m's default, what backend "small_m" runs untuned: the first generated default rule
+// (small_m_default_rules_sm90.inc, sm_90 only) that covers `p` names recipes, and the first whose
+// config is one of candidate_configs(p) runs; else fill_config. Throws like fill_config.
+Config default_config(const Problem& p, int sm_count, int cc);
+// The rule behind default_config(p), in a sentence (the rule, its box, the recipe that applied and
+// the fit's evidence); empty where the fill rule chose.
+std::string default_rule(const Problem& p, int sm_count, int cc);
+
+// Every config worth timing for `p` (each passes can_implement), fill_config first; the rules are
 // in small_m_candidates.cpp.
 std::vector<Config> candidate_configs(const Problem& p, int sm_count, int cc);
 
