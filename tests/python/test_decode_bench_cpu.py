@@ -2,9 +2,11 @@
 --dry-run of every subcommand, the e2e pipeline on the CPU (FP8 variants through
 torch._scaled_mm), the plot, and the helpers the isolation mode relies on."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
+
 
 import pytest
 import torch
@@ -48,22 +50,20 @@ def test_parser_rejects(argv):
         decode_step.parse_args(argv)
 
 
-@pytest.mark.skipif(hasattr(fp8gemm, "hf_config_linears"), reason="checks the message when models.py is missing")
-def test_hf_config_needs_the_config_reader(capsys):
-    assert decode_step.main(["step", "--hf-config", "config.json", "--dry-run"]) == 2
-    assert "needs fp8gemm.hf_config_linears" in capsys.readouterr().err
+CONFIGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "hf_configs")
 
 
-def test_hf_config_entries_in_any_form(monkeypatch):
-    class Entry:
-        name, n, k, count = "mamba.in_proj", 18560, 4096, 24
+def test_hf_config_dense_runs_each_linear_once_per_layer():
+    model = layers.from_hf_config(os.path.join(CONFIGS, "llama-3.1-8b.json"), tp=8, layers=8)
+    assert model.label == "llama-3.1-8b_tp8"
+    assert {s.copies for s in model.linears} == {8}
+    assert (model.linears[0].n, model.linears[0].k) == (768, 4096)  # qkv: (32 + 2 * 8) * 128 / 8
 
-    entries = [("qkv", 6144, 4096), ("o", 4096, 4096, 4), {"name": "up", "n": 21504, "k": 4096}, Entry()]
-    monkeypatch.setattr(fp8gemm, "hf_config_linears", lambda path, tp: entries, raising=False)
-    model = layers.from_hf_config("/x/nemotron-h-8b/config.json", tp=2, layers=8)
-    assert model.label == "nemotron-h-8b_tp2"
-    assert [(s.name, s.n, s.k, s.copies) for s in model.linears] == [
-        ("qkv", 6144, 4096, 8), ("o", 4096, 4096, 4), ("up", 21504, 4096, 8), ("mamba.in_proj", 18560, 4096, 24)]
+
+def test_hf_config_hybrid_keeps_its_proportions():
+    model = layers.from_hf_config(os.path.join(CONFIGS, "nemotron-h-8b-base-8k.json"), tp=1, layers=12)
+    copies = {s.name: s.copies for s in model.linears}
+    assert copies["in_proj"] == copies["up"] == 12 and copies["qkv"] == 2  # 24, 24 and 4 of 52 layers
 
 
 def test_step_order_interleaves_layers():
