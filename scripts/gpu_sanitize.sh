@@ -151,8 +151,11 @@ BUDGET=${SANITIZE_BUDGET_S:-520}
 export CUDA_MODULE_LOADING=LAZY  # each kernel is loaded (and instrumented) only when first launched
 
 # The steps in order: every tool over S1, then S2, S3, then the vendor backends. A backend this
-# fp8gemm was built without (`fp8gemm info`: "Backends compiled in") has no steps.
-built=" $("$F" info 2> /dev/null | sed -n 's/^Backends compiled in: //p') "
+# fp8gemm was built without, or that is not available here, has no steps (`fp8gemm info` lists
+# "  NAME: available" with a GPU, "Backends compiled in: ..." without one; if it lists neither,
+# every case runs).
+built=" $("$F" info 2> /dev/null | sed -n -e 's/^Backends compiled in: //p' -e 's/^  \([a-z_]*\): available.*/\1/p' | tr '\n' ' ') "
+[[ "$built" =~ [a-z] ]] || built=" $(cut -d'|' -f2 <<< "$(printf '%s\n' "${CASES[@]}")" | tr '\n' ' ') "
 steps=()  # "tool|name|backend|weight|program|args"
 for c in "${CASES[@]}"; do
   IFS='|' read -r name backend w prog args <<< "$c"
@@ -250,8 +253,9 @@ done
       key="$tool|$backend"
       if [ -z "${row_steps[$key]:-}" ]; then
         why="not run (vendor kernels)"
-        [ "$backend" = small_m ] || [[ " ${TOOLS_VENDOR[*]} " == *" $tool "* ]] &&
+        [[ " small_m mid_m " == *" $backend "* ]] || [[ " ${TOOLS_VENDOR[*]} " == *" $tool "* ]] &&
           why="not run (SANITIZE_ONLY)" && [ -n "${stopped:-}" ] && why="not run (stopped)"
+        [[ "$built" == *" $backend "* ]] || why="not run (not built or not available)"
         printf '%-9s %-8s %5s %7s %6s %6s %8s %4s %5s  %s\n' "$tool" "$backend" - - - - - - - "$why"
         continue
       fi
@@ -264,6 +268,7 @@ done
     done
   done
   [ -n "${stopped:-}" ] && clean=0
+  [ ${#steps[@]} = 0 ] && clean=0 && echo "no step ran (SANITIZE_ONLY or the backends' availability left none)"
   [ $clean = 1 ] && echo "sanitize: clean" || echo "sanitize: NOT clean (see the rows above and $LOGS)"
 } | tee "$LOGS/summary.txt"
 grep -q '^sanitize: clean' "$LOGS/summary.txt"

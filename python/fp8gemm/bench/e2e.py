@@ -122,21 +122,29 @@ class Decoder:
         with torch.cuda.graph(self.graph):
             self.logits = self._step()
 
+    def _prefill(self, prompt: torch.Tensor) -> torch.Tensor:
+        """The prompt's pass from an empty cache; the next step's token and position set."""
+        self.cache.reset()  # in place: a captured graph keeps the cache's addresses
+        logits = self._forward(prompt, torch.arange(self.prompt_len, device=self.device))[:, -1]
+        self.token.copy_(logits.argmax(-1)[:, None])
+        self.position.fill_(self.prompt_len)
+        return logits
+
     @torch.no_grad()
     def run(self, prompt: torch.Tensor):
         """(the generated tokens [batch, new_tokens], the decode steps' seconds)."""
-        self.cache.reset()
-        logits = self._forward(prompt, torch.arange(self.prompt_len, device=self.device))[:, -1]
-        tokens = [logits.argmax(-1)]
-        self.token.copy_(tokens[-1][:, None])
-        self.position.fill_(self.prompt_len)
+        logits = self._prefill(prompt)
         if self.graphs and self.graph is None:
             try:
-                self._capture()  # its warm-up steps wrote the cache at this position: rewritten below
+                self._capture()
             except RuntimeError as e:  # the model's forward is not capturable: time it eagerly, and say so
                 self.graphs, self.graph = False, None
                 torch.cuda.synchronize()
                 self.log(f"# {type(self.model).__name__}: CUDA graph capture failed, decoding eagerly: {e}")
+            # The capture's warm-up steps wrote the cache and, where the cache counts its own length
+            # (transformers' StaticCache), moved it on: start again from the prompt.
+            logits = self._prefill(prompt)
+        tokens = [logits.argmax(-1)]
         sync = torch.cuda.synchronize if self.device.type == "cuda" else (lambda: None)
         sync()
         start = time.perf_counter()

@@ -31,9 +31,11 @@ class SmallMBackend final : public Backend {
 
   std::vector<Tactic> tactics(const Problem& p) override {
     if (!availability_ || !shape_ok(p)) return {};
-    std::vector<Tactic> out;
+    // The default first (the tests and the tuner's candidate order take the list's head as it).
+    const std::string first = small_m::default_config(p, device_.sm_count, cc()).to_string();
+    std::vector<Tactic> out{{name(), first}};
     for (const small_m::Config& c : small_m::candidate_configs(p, device_.sm_count, cc()))
-      out.push_back({name(), c.to_string()});
+      if (std::string config = c.to_string(); config != first) out.push_back({name(), std::move(config)});
     return out;
   }
 
