@@ -89,6 +89,26 @@ TEST(SmallMCandidates, AreImplementableDistinctAndDefaultFirst) {
     }
 }
 
+// tactics() lists default_config first and the candidates after it: the fitted default must be
+// one of them (else `tune` would time a config the candidate rules never offer). Suite shapes,
+// shapes of no data file, batch 1-3, both SM counts.
+TEST(SmallMCandidates, TheFittedDefaultIsACandidate) {
+  const int64_t shapes[][2] = {{6144, 4096}, {28672, 4096}, {8192, 1024}, {19168, 1232}, {3200, 2576},
+                               {1424, 2688}, {41840, 1456}, {2304, 16384}, {37888, 3584}, {1040, 2064},
+                               {16, 16},     {65536, 1024}, {1024, 65536}};
+  for (const int sms : {132, 114})
+    for (const auto& s : shapes)
+      for (int64_t batch : {1, 2, 3})
+        for (int64_t m = 1; m <= 32; ++m) {
+          const Problem p = problem(m, s[0], s[1], batch);
+          const std::vector<Config> cands = candidate_configs(p, sms, 90);
+          if (cands.empty()) continue;
+          const Config d = default_config(p, sms, 90);
+          EXPECT_NE(std::find(cands.begin(), cands.end(), d), cands.end())
+              << p << " sms=" << sms << ": default " << d.to_string() << " is not a candidate";
+        }
+}
+
 TEST(SmallMCandidates, NoneOffSm90AndTheDefaultSaysWhy) {
   for (int cc : {89, 100, 120}) EXPECT_TRUE(candidate_configs(problem(4, 4096, 4096), 148, cc).empty()) << cc;
   const auto expect_unsupported = [](const Problem& p, int cc, const char* why) {
