@@ -9,6 +9,7 @@
 #include "backends/small_m/small_m_config.h"
 #include "backends/small_m/small_m_launch.h"
 #include "core/cuda_check.h"
+#include "core/sm90/kernel_image.h"
 
 namespace fp8gemm {
 namespace {
@@ -22,7 +23,7 @@ class SmallMBackend final : public Backend {
                                   std::to_string(cc));
       return;
     }
-    const std::string image = small_m::kernel_image_problem();
+    const std::string image = sm90::kernel_image_problem();
     if (!image.empty()) availability_ = Verdict::no("no kernel image for this device: " + image);
   }
 

@@ -47,8 +47,4 @@ inline void set_launch_attrs(cudaLaunchConfig_t& cfg, cudaLaunchAttribute (&attr
   }
 }
 
-// Whether the library carries machine code the current device can run ("" if yes, else the
-// reason; it is built for specific architectures, e.g. sm_90a only).
-const char* kernel_image_problem();
-
 }  // namespace fp8gemm::small_m
