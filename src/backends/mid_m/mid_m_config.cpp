@@ -1,11 +1,10 @@
 // mid_m tactic names: printing, parsing (canonical spellings only) and which configs exist.
 #include "backends/mid_m/mid_m_config.h"
 
-#include <charconv>
 #include <sstream>
-#include <vector>
 
 #include "core/cuda_check.h"
+#include "core/tactic_fields.h"
 
 namespace fp8gemm::mid_m {
 
@@ -53,20 +52,11 @@ Config parse_config(std::string_view text) {
   };
   Config c;
   bool have[4] = {};  // rows, splitk, stages, pdl
-  std::string_view rest = text;
-  while (true) {
-    const size_t comma = rest.find(',');
-    const std::string_view item = rest.substr(0, comma);
-    const size_t eq = item.find('=');
-    if (eq == std::string_view::npos || eq == 0)
-      fail("'" + std::string(item) + "' is not key=value (expected " + kGrammar + ")");
-    const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+  for (const TacticField& f : split_tactic_fields(text, "mid_m", text, kGrammar)) {
+    const std::string_view key = f.key;
     if (key != "rows" && key != "splitk" && key != "stages" && key != "pdl" && key != "mcast" && key != "persist")
       fail("unknown field '" + std::string(key) + "' (expected " + kGrammar + ")");
-    int v = 0;
-    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (ec != std::errc() || end != value.data() + value.size() || value.empty())
-      fail(std::string(key) + "='" + std::string(value) + "' is not an integer");
+    const int v = tactic_field_int(f, "mid_m", text);
     if (key == "rows") {
       c.rows = v;
       have[0] = true;
@@ -85,8 +75,6 @@ Config parse_config(std::string_view text) {
     } else {  // persist
       c.persist = v;
     }
-    if (comma == std::string_view::npos) break;
-    rest.remove_prefix(comma + 1);
   }
   for (bool h : have)
     if (!h) fail(std::string("rows, splitk, stages and pdl are required (expected ") + kGrammar + ")");

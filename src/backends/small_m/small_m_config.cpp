@@ -1,11 +1,11 @@
 // small_m tactic names: printing, parsing (canonical spellings only) and which configs exist.
 #include "backends/small_m/small_m_config.h"
 
-#include <charconv>
 #include <sstream>
 
 #include "backends/small_m/small_m_layout.h"
 #include "core/cuda_check.h"
+#include "core/tactic_fields.h"
 
 namespace fp8gemm::small_m {
 
@@ -77,33 +77,6 @@ namespace {
 constexpr const char* kGrammar =
     "wgmma,rows=R,splitk=S,stages=P,l2pf=0,pdl=0|1|2[,early=E][,kblocks=B][,aonce=1][,persist=P][,wload=cp]";
 
-// The fields of a name, split at ',' into key=value.
-struct Field {
-  std::string_view key, value;
-};
-
-std::vector<Field> split_fields(std::string_view text, std::string_view whole) {
-  std::vector<Field> out;
-  while (true) {
-    const size_t comma = text.find(',');
-    const std::string_view item = text.substr(0, comma);
-    const size_t eq = item.find('=');
-    FP8GEMM_REQUIRE(eq != std::string_view::npos && eq > 0, kInvalidArgument, "small_m tactic '", whole,
-                    "': '", item, "' is not key=value (expected ", kGrammar, ")");
-    out.push_back({item.substr(0, eq), item.substr(eq + 1)});
-    if (comma == std::string_view::npos) return out;
-    text.remove_prefix(comma + 1);
-  }
-}
-
-int int_value(const Field& f, std::string_view whole) {
-  int v = 0;
-  const auto [end, ec] = std::from_chars(f.value.data(), f.value.data() + f.value.size(), v);
-  FP8GEMM_REQUIRE(ec == std::errc() && end == f.value.data() + f.value.size() && !f.value.empty(), kInvalidArgument,
-                  "small_m tactic '", whole, "': ", f.key, "='", f.value, "' is not an integer");
-  return v;
-}
-
 }  // namespace
 
 Config parse_config(std::string_view text) {
@@ -123,7 +96,7 @@ Config parse_config(std::string_view text) {
     if (c.family != Family::kTmaRing) fail("aonce=1, persist=P and wload=cp each name their own kernel: at most one");
     c.family = f;
   };
-  for (const Field& f : split_fields(text.substr(kPrefix.size()), text)) {
+  for (const TacticField& f : split_tactic_fields(text.substr(kPrefix.size()), "small_m", text, kGrammar)) {
     if (f.key == "wload") {
       if (f.value == "reg") fail("wload=reg (weights in registers) was removed; wload is cp, or absent for TMA");
       if (f.value != "cp") fail("wload is cp (weights by cp.async), or absent for TMA");
@@ -131,7 +104,7 @@ Config parse_config(std::string_view text) {
       continue;
     }
     if (f.key == "streamk") fail("streamk=B: the stream-K kernel was removed");
-    const int v = int_value(f, text);
+    const int v = tactic_field_int(f, "small_m", text);
     if (f.key == "rows") {
       c.rows = v;
       have[0] = true;
