@@ -5,6 +5,7 @@
 
 #include "backends/cutlass/config.h"
 #include "backends/cutlass/cutlass_backend.h"
+#include "problem_util.h"
 
 namespace fp8gemm {
 namespace {
@@ -18,14 +19,7 @@ DeviceInfo h200() {
   return d;
 }
 
-Problem shape(int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
-  Problem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.batch = batch;
-  return p;
-}
+using ::fp8gemm::testing::problem;
 
 bool built(const std::string& config) {
   const auto c = cutlass_backend::KernelConfig::parse(config);
@@ -37,8 +31,8 @@ TEST(CutlassDefaultRules, RulesOnUnseenShapesElseVllmsList) {
   const auto b = make_cutlass_backend(h200(), {});
   if (!b->available()) GTEST_SKIP() << b->available().reason;
   int by_rule = 0;
-  for (const Problem& p : {shape(40, 6400, 5632), shape(100, 3328, 9728), shape(700, 11008, 4096), shape(3000, 6400, 5632),
-                           shape(16, 2560, 2560)}) {
+  for (const Problem& p : {problem(40, 6400, 5632), problem(100, 3328, 9728), problem(700, 11008, 4096),
+                           problem(3000, 6400, 5632), problem(16, 2560, 2560)}) {
     const Tactic t = b->default_tactic(p);
     EXPECT_TRUE(b->can_implement(p, t)) << p << " " << t.name();
     const std::string why = b->default_rule(p);
@@ -55,8 +49,8 @@ TEST(CutlassDefaultRules, RulesOnUnseenShapesElseVllmsList) {
   // kernel it has.
   if (cutlass_backend::built_full_set()) EXPECT_EQ(by_rule, 5);
   // Batch 3 is beyond the tunes: vLLM's list, no rule.
-  EXPECT_EQ(b->default_rule(shape(40, 6400, 5632, 3)), "");
-  EXPECT_TRUE(built(b->default_tactic(shape(40, 6400, 5632, 3)).config));
+  EXPECT_EQ(b->default_rule(problem(40, 6400, 5632, 3)), "");
+  EXPECT_TRUE(built(b->default_tactic(problem(40, 6400, 5632, 3)).config));
 }
 
 }  // namespace

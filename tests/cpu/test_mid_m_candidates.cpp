@@ -11,27 +11,14 @@
 #include "backends/mid_m/mid_m_layout.h"
 #include "backends/mid_m/mid_m_select.h"
 #include "fp8gemm/error.h"
+#include "mid_m_device.h"
+#include "problem_util.h"
 
 namespace fp8gemm::mid_m {
 namespace {
 
-Problem problem(int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
-  Problem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.batch = batch;
-  return p;
-}
-
-DeviceLimits device(int sms, int cc = 90) {
-  DeviceInfo d;
-  d.sm_count = sms;
-  d.cc_major = cc / 10;
-  d.cc_minor = cc % 10;
-  d.smem_per_block_optin = 232448;
-  return DeviceLimits::of(d);
-}
+using ::fp8gemm::testing::device;
+using ::fp8gemm::testing::problem;
 
 // The suite's layers (N, K) and M values of 64 < M <= 256 plus a few odd ones.
 struct Shape {

@@ -9,28 +9,14 @@
 #include "backends/mid_m/mid_m_config.h"
 #include "backends/mid_m/mid_m_layout.h"
 #include "backends/mid_m/mid_m_select.h"
+#include "mid_m_device.h"
+#include "problem_util.h"
 
 namespace fp8gemm::mid_m {
 namespace {
 
-Problem problem(int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
-  Problem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.batch = batch;
-  return p;
-}
-
-// What DeviceInfo reports on an H200 and an H100 PCIe (sm_90, 227 KB of shared memory a block).
-DeviceLimits device(int sms, int cc = 90) {
-  DeviceInfo d;
-  d.sm_count = sms;
-  d.cc_major = cc / 10;
-  d.cc_minor = cc % 10;
-  d.smem_per_block_optin = 232448;
-  return DeviceLimits::of(d);
-}
+using ::fp8gemm::testing::device;
+using ::fp8gemm::testing::problem;
 const DeviceLimits kH200 = device(132);
 const DeviceLimits kH100Pcie = device(114);
 

@@ -14,18 +14,12 @@
 #include "backends/small_m/small_m_config.h"
 #include "backends/small_m/small_m_layout.h"
 #include "fp8gemm/error.h"
+#include "problem_util.h"
 
 namespace fp8gemm::small_m {
 namespace {
 
-Problem problem(int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
-  Problem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.batch = batch;
-  return p;
-}
+using ::fp8gemm::testing::problem;
 
 bool small_weights(const Problem& p) { return p.n * p.k * p.batch <= (int64_t(40) << 20); }
 

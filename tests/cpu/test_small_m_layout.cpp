@@ -8,18 +8,12 @@
 
 #include "backends/small_m/small_m_config.h"
 #include "backends/small_m/small_m_layout.h"
+#include "problem_util.h"
 
 namespace fp8gemm::small_m {
 namespace {
 
-Problem problem(int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
-  Problem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.batch = batch;
-  return p;
-}
+using ::fp8gemm::testing::problem;
 
 void expect_refused(const Problem& p, const Config& c, const char* why) {
   const Verdict v = can_implement(p, c, 90);

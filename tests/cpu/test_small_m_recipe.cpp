@@ -12,18 +12,12 @@
 #include "backends/small_m/small_m_layout.h"
 #include "backends/small_m/small_m_recipe.h"
 #include "fp8gemm/error.h"
+#include "problem_util.h"
 
 namespace fp8gemm::small_m {
 namespace {
 
-Problem problem(int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
-  Problem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.batch = batch;
-  return p;
-}
+using ::fp8gemm::testing::problem;
 
 // config_for(p, recipe_of(p, c)) == c for every candidate c: over N and K from small to large,
 // odd multiples of 16 among them, M across the K-pair and the aonce limits, batches 1..3 and the
