@@ -8,9 +8,9 @@
 #   scripts/gpu_sanitize.sh --self-test      the log parser on canned sanitizer output (no GPU)
 #
 # Our own kernels (small_m, mid_m) get all four tools, the split-K case first; the vendor
-# backends (cuBLASLt, CUTLASS, cuDNN) get memcheck and initcheck, and racecheck and synccheck only
-# with SANITIZE_VENDOR_RACE=1: their shared-memory protocols are not ours to fix, and racecheck
-# over their many tactics would take most of the run. Steps run in that order, each under a
+# backends (cuBLASLt, CUTLASS, cuDNN) get memcheck and initcheck over their cases, and racecheck
+# and synccheck over every tactic at one small point (VR), over all their cases only with
+# SANITIZE_VENDOR_RACE=1: racecheck over their many tactics would take most of the run. Steps run in that order, each under a
 # timeout drawn by weight from what is left of SANITIZE_BUDGET_S (default 520), so time a step
 # does not use goes to the later ones. SANITIZE_ONLY (an extended regex over "CASE:backend", e.g.
 # 'S1|T' or 'cutlass') keeps only the matching cases. Logs: $OUT/sanitize/<tool>.log (default
@@ -29,7 +29,8 @@ set -uo pipefail
 # and NP=32; T the GPU test whose persistent clusters reduce split-K over several units each (no
 # candidate list offers that, so `check` never runs it). mid_m (M1, where built): every tactic at
 # an even and an odd M on a split-K shape and a ragged one. cuBLASLt's initcheck gets one small
-# point (V1): over V's four it did not finish in two minutes.
+# point (V1): over V's four it did not finish in two minutes. VR: racecheck and synccheck of every
+# vendor tactic at M = 64 (CUTLASS's swap and cluster kernels, cuBLASLt's split-K and cluster ones).
 CASES=(
   "S1|small_m|1.3|check|--shape 2560,8192 --m 5"
   "S2|small_m|1.1|check|--shape 1024,1024 --batch 3 --m 1,17"
@@ -40,6 +41,9 @@ CASES=(
   "V1|cublaslt|1.5|check|--shape 1024,2048 --m 1|initcheck"
   "V|cutlass|1.0|check|--shape 1024,2048 --shape 2560,8192 --m 1,64"
   "V|cudnn|1.0|check|--shape 1024,2048 --shape 2560,8192 --m 1,64"
+  "VR|cublaslt|0.8|check|--shape 1024,2048 --m 64|racecheck synccheck"
+  "VR|cutlass|1.0|check|--shape 1024,2048 --m 64|racecheck synccheck"
+  "VR|cudnn|0.4|check|--shape 1024,2048 --m 64|racecheck synccheck"
 )
 TOOLS_OURS=(racecheck synccheck memcheck initcheck)
 TOOLS_VENDOR=(memcheck initcheck)
