@@ -1,12 +1,17 @@
 """The measurements the default rules are fitted on, as points: one (shape, batch, M) and every
 tactic timed there. Read by data/tables/fit_default_rules.py.
 
-A point is a tuned key's edge (M = the bucket's edge: every candidate's time, the full round's
+A point of a tune (`fp8gemm tune --json`) is a tuned key's edge (M = the bucket's edge: every candidate's time, the full round's
 median for the default and the finalists, the short round's for the pruned ones) or one of its
 samples below the edge (M = sampled_m: the default there and the edge's finalists). Short-round
 times are put on the full round's scale with the key's own default (full / short), as the tuner
 does when it ranks finalists for the samples; they stay noisier. The segment checks' "low end"
 rows time two or three contenders only and are not points.
+
+A point of a benchmark (`fp8gemm bench --tactics all --json`, read_bench_points) is one (shape,
+batch, M) with every tactic of the benched backends and every --add-tactic name timed: the full
+round's median for the finalists and the named tactics, the short round's for the pruned ones. A
+tactic with no time there could not run the problem, so a rule naming it falls back to the floor.
 """
 import gzip
 import json
@@ -42,7 +47,7 @@ def read_shapes(path):
 
 class Point:
     """One (shape, batch, M) of a tune: times[tactic] in us, kinds[tactic] 'full' or 'short'."""
-    __slots__ = ("n", "k", "batch", "m", "edge", "source", "times", "kinds", "floor", "best", "feat", "extra")
+    __slots__ = ("n", "k", "batch", "m", "edge", "source", "times", "kinds", "floor", "best", "feat", "extra", "dense")
 
     def __init__(self, d, m, edge, source, times, kinds, floor):
         self.n, self.k, self.batch = d["n"], d["k"], d["batch"]
@@ -50,6 +55,7 @@ class Point:
         self.times, self.kinds, self.floor = times, kinds, floor
         self.best = min(times.values())
         self.extra = {}
+        self.dense = False  # every tactic that can run the problem was timed (a benchmark's point)
         self.feat = {"m": m, "n": self.n, "k": self.k, "batch": self.batch, "weight": self.n * self.k * self.batch,
                      "k128": 1 if self.k % 128 == 0 else 0,
                      "rows_per_sm": -(-self.n * self.batch // SMS)}
@@ -107,6 +113,30 @@ def read_points(path, accept, usable):
         if accept(d["m_bucket"]):
             out.extend(points_of(d, name, usable))
     return dev, out
+
+
+def read_bench_points(path, usable):
+    """The points of one `fp8gemm bench --json` file (every timed tactic; the floor is the
+    cublaslt_default entry's tactic); tactics for which usable(name) is false are left out."""
+    with open_any(path) as f:
+        doc = json.load(f)
+    name = os.path.basename(path)
+    out = []
+    for q in doc["points"]:
+        floor = next((e["tactic"] for e in q["entries"] if e["label"] == "cublaslt_default" and e["ok"]), None)
+        times, kinds = {}, {}
+        for t in q["timings"]:
+            if t["ok"] and t["median_us"] > 0 and usable(t["tactic"]):
+                times[t["tactic"]] = t["median_us"]
+                kinds[t["tactic"]] = "full" if len(t["samples_us"]) > 1 else "short"
+        if floor not in times:
+            continue
+        d = {"n": q["N"], "k": q["K"], "batch": q["batch"]}
+        p = Point(d, q["M"], q["M"] in EDGES, name, times, kinds, floor)
+        p.dense = True
+        p.extra["named"] = {e["tactic"] for e in q["entries"] if e["label"].startswith("named_")}
+        out.append(p)
+    return out
 
 
 def source_arg(arg):

@@ -104,7 +104,8 @@ def summary(ratios):
 
 def report(points, held_out, suite, selector_rules, table, margin):
     lines = ["untuned auto / best timed tactic, offline from the tunes' times (geomean, share <= 1.05, max);",
-             "'unmeasured': auto's tactic has no time at the point and is counted at the floor's;",
+             "'unmeasured': auto's tactic has no time at a tune's point and is counted at the floor's",
+             "(at a benchmark's point a tactic without a time cannot run there: the floor runs);",
              "'short': the best is a short-round time (pruned candidates; noisier, biased low as a minimum)", ""]
     head = f"{'shapes':<10} {'M':>11} {'points':>6} | {'auto':>6} {'<=1.05':>6} {'max':>6} | " \
            f"{'floor':>6} {'<=1.05':>6} {'max':>6} | {'today':>6} {'<=1.05':>6} {'max':>6} | unmeasured short"
@@ -121,7 +122,7 @@ def report(points, held_out, suite, selector_rules, table, margin):
                 f = p.floor_us() / p.best
                 floor.append(f)
                 t, _ = chosen(p, selector_rules, table, use_table)
-                if t is not None and t not in p.times:
+                if t is not None and t not in p.times and not p.dense:  # a benchmark timed all that can run
                     unmeasured += 1
                 auto.append(p.times[t] / p.best if t in p.times else f)
                 t0 = table_choice(table, p) if use_table else None

@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import default_rules_emit as emit  # noqa: E402
 import default_rules_fit as fit  # noqa: E402
-from default_rules_data import EDGES, RecipeTool, read_points, read_shapes, source_arg  # noqa: E402
+from default_rules_data import EDGES, RecipeTool, read_bench_points, read_points, read_shapes, source_arg  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -43,6 +43,11 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 SUITE = ["sm90/h200_tune_all_buckets.json.gz:m>32", "sm90/h200_tune_m1-32_a.json.gz",
          "sm90/h200_tune_m1-32_b.json.gz"]
 WIDE = ["sm90/h200_tune_wide_batch1.json.xz", "sm90/h200_tune_wide_batch2.json.xz"]
+# Benchmarks of the training shapes with every tactic timed (data/tables/README.md): where they
+# cover an M range, the selector is fitted on them alone, and may name any tactic they timed
+# wherever it can run (DENSE_ACTIONS).
+DENSE = sorted(f"sm90/{f}" for f in os.listdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sm90"))
+               if f.startswith("h200_bench_dense_"))
 VALIDATION = "sm90/validation_shapes.txt"
 SMS = 132  # the H200's, which measured every file
 
@@ -70,8 +75,8 @@ FEATURES = ["m", "n", "k", "weight"]
 # one block per SM; above, two or more blocks per SM. Its trees start from these regimes.
 SMALL_M_REGIMES = [(1, 32), (33, 127), (128, 1 << 40)]
 SMALL_M_FEATURES = ["m", "rows_per_sm", "k", "weight", "k128", "batch"]
-SMALL_M_CELLS = [(1, 2)]
-SELECTOR_CELLS = [((1, 2), (0, 1))]
+SMALL_M_CELLS = [(1, 8)]
+SELECTOR_CELLS = [((1, 8), (0, 1))]
 SELECTOR_FEATURES = ["m", "n", "k", "weight", "k128", "batch"]
 
 
@@ -96,13 +101,15 @@ def load(tool):
     cutlass_names = tool.cutlass_names()
     names = set()
     raw = []
-    for group in (SUITE, WIDE):
-        for arg in group:
-            path, accept = source_arg(os.path.join(HERE, arg))
-            dev, pts = read_points(path, accept, lambda t: t != "cublaslt:heuristic")
-            raw.extend(pts)
-            for p in pts:
-                names.update(t for t in p.times if t.startswith("small_m:"))
+    for arg in SUITE + WIDE + DENSE:
+        path, accept = source_arg(os.path.join(HERE, arg))
+        if arg in DENSE:
+            pts = read_bench_points(path, lambda t: t != "cublaslt:heuristic")
+        else:
+            _, pts = read_points(path, accept, lambda t: t != "cublaslt:heuristic")
+        raw.extend(pts)
+        for p in pts:
+            names.update(t for t in p.times if t.startswith("small_m:"))
     names = sorted(names)
     parsed = tool.ask(["recipes 1 1 4096 4096 " + n[len("small_m:"):] for n in names])
     gone = {n for n, r in zip(names, parsed) if r and r[0].startswith("!")}
@@ -257,21 +264,39 @@ def out_of_fold(tool, sm_items, cl_items, train_shapes):
     return sm, cl
 
 
+def dense_actions(points):
+    """The tactics the selector may name outright: those every benchmark timed wherever they can
+    run (CUTLASS's list and the --add-tactic names), so that a point without a time for one is a
+    point where it falls back to the floor."""
+    out = set()
+    for p in points:
+        if p.dense:
+            out.update(t for t in p.times if t.startswith("cutlass:") or t in p.extra["named"])
+    return out
+
+
 def selector_stage(points, train_shapes, sm, cl):
-    """Stage 3: per leaf, the backend default that beats the floor by MARGIN, else the floor; the
-    defaults' choices at each point are sm and cl ({id(point): tactic})."""
+    """Stage 3: per leaf, the backend default or dense action that beats the floor by MARGIN, else
+    the floor; the defaults' choices at each point are sm and cl ({id(point): tactic}). Where the
+    benchmarks cover an M range the range is fitted on their points alone."""
+    named = dense_actions(points)
     items = {}
     for p in points:
         vals = {}
         for action, chosen in (("small_m:default", sm.get(id(p))), ("cutlass:default", cl.get(id(p)))):
             if chosen and chosen in p.times:
                 vals[action] = math.log(p.times[chosen] / p.floor_us())
+        if p.dense:
+            for t in named & p.times.keys():
+                vals[t] = math.log(p.times[t] / p.floor_us())
         items[id(p)] = fit.Item(p, vals, 0.0)
     rules = []
     for cell in SELECTOR_CELLS:
         for rng in M_RANGES:
             train = [items[id(p)] for p in points if in_cell(p, cell) and m_range(p.m) == rng and
                      p.shape in train_shapes]
+            if rng[0] > 32 and any(it.point.dense for it in train):
+                train = [it for it in train if it.point.dense]
             shapes = len({it.shape for it in train})
             if shapes < SELECTOR["min_shapes"]:
                 continue
@@ -301,13 +326,20 @@ def accepted(leaf):
     return "cublaslt:default"
 
 
-def consistent(items, action):
-    """Whether `action` is faster than the floor on at least CONSISTENT of the items' shapes (each
-    shape's geomean): a leaf whose gain comes from a few shapes keeps the floor."""
+def by_shape(items, action):
+    """{shape: mean over its items of the action's value (log of time / floor; the floor where the
+    item has none)}."""
     by = {}
     for it in items:
         by.setdefault(it.shape, []).append(it.vals.get(action, it.miss))
-    wins = sum(sum(v) / len(v) < 0 for v in by.values())
+    return {s: sum(v) / len(v) for s, v in by.items()}
+
+
+def consistent(items, action):
+    """Whether `action` is faster than the floor on at least CONSISTENT of the items' shapes (each
+    shape's geomean): a leaf whose gain comes from a few shapes keeps the floor."""
+    by = by_shape(items, action)
+    wins = sum(v < 0 for v in by.values())
     return wins >= CONSISTENT * len(by)
 
 
@@ -367,7 +399,7 @@ def main():
     print(f"rules: small_m {len(small_m)}, cutlass {len(cutlass)}, selector {len(selector)} "
           f"({sum(r.action != 'cublaslt:default' for r in selector)} not the floor)")
     if args.write:
-        sources = ", ".join(SUITE + WIDE) + "; held out: " + VALIDATION
+        sources = ", ".join(SUITE + WIDE + DENSE) + "; held out: " + VALIDATION
         emit.write_all(args.out, sources, small_m, cutlass, selector)
 
 

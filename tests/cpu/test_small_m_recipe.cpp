@@ -98,10 +98,10 @@ TEST(SmallMDefaultRules, ChooseARulesRecipeOnShapesNoTuneMeasured) {
   }
 }
 
-// Where no rule covers the shape (batch 3: the tunes measured batch 1 and 2 only), the fill rule,
-// and no rule to name.
+// Where no rule covers the shape (batch 16: the data measured batches 1, 2, 4 and 8), the fill
+// rule, and no rule to name.
 TEST(SmallMDefaultRules, FillRuleOutsideTheRules) {
-  const Problem p = problem(4, 6400, 5632, 3);
+  const Problem p = problem(4, 6400, 5632, 16);
   EXPECT_EQ(default_config(p, 132, 90), fill_config(p, 132, 90));
   EXPECT_EQ(default_rule(p, 132, 90), "");
   EXPECT_THROW(default_config(problem(64, 4096, 4096), 132, 90), Error);  // m > 32: no small_m kernel
