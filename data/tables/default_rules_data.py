@@ -1,9 +1,9 @@
 """The measurements the default rules are fitted on, as points: one (shape, batch, M) and every
 tactic timed there. Read by data/tables/fit_default_rules.py.
 
-A point of a tune (`fp8gemm tune --json`) is a tuned key's edge (M = the bucket's edge: every candidate's time, the full round's
-median for the default and the finalists, the short round's for the pruned ones) or one of its
-samples below the edge (M = sampled_m: the default there and the edge's finalists). Short-round
+A point of a tune (`fp8gemm tune --json`) is a tuned key's edge (M = the bucket's edge: every
+candidate's time, the full round's median for the default and the finalists, the short round's
+for the pruned ones) or one of its samples below the edge (M = sampled_m: the default there and the edge's finalists). Short-round
 times are put on the full round's scale with the key's own default (full / short), as the tuner
 does when it ranks finalists for the samples; they stay noisier. The segment checks' "low end"
 rows time two or three contenders only and are not points.
@@ -46,7 +46,8 @@ def read_shapes(path):
 
 
 class Point:
-    """One (shape, batch, M) of a tune: times[tactic] in us, kinds[tactic] 'full' or 'short'."""
+    """One (shape, batch, M) of a tune or a benchmark: times[tactic] in us, kinds[tactic] 'full' or
+    'short'."""
     __slots__ = ("n", "k", "batch", "m", "edge", "source", "times", "kinds", "floor", "best", "feat", "extra", "dense")
 
     def __init__(self, d, m, edge, source, times, kinds, floor):

@@ -3,7 +3,7 @@
 
     python3 data/tables/fit_default_rules.py --tool build/tools/fit/fp8gemm_small_m_recipes [--write]
 
-reads the tunes in SOURCES (data/tables/README.md), holds out the shapes of
+reads the tunes and benchmarks (data/tables/README.md), holds out the shapes of
 data/tables/sm90/validation_shapes.txt, fits three sets of rules on the rest and prints, for the
 held-out shapes and for the DESIGN suite, per M range, untuned auto's time over the best timed
 tactic next to the floor's. With --write it (re)generates
@@ -22,7 +22,8 @@ data/tables/default_rules_fit.py):
      candidates for the problem runs, else small_m's fill rule (its default before these rules).
   2. CUTLASS: the config of the lowest time over the leaf's points.
   3. The selector: per leaf, small_m's or CUTLASS's default (as stages 1 and 2 answer at each
-     point), kept where it beats the floor by MARGIN on the leaf's points, else the floor.
+     point) or, on the benchmarks' points, any CUTLASS config or --add-tactic cuBLASLt tile they
+     timed, kept where it beats the floor by MARGIN on the leaf's points, else the floor.
 A tactic a rule names but the data did not time at a point is "unmeasured": fitting counts it as
 the fallback (stage 3: the floor), the report counts it and says so.
 """
@@ -44,10 +45,9 @@ SUITE = ["sm90/h200_tune_all_buckets.json.gz:m>32", "sm90/h200_tune_m1-32_a.json
          "sm90/h200_tune_m1-32_b.json.gz"]
 WIDE = ["sm90/h200_tune_wide_batch1.json.xz", "sm90/h200_tune_wide_batch2.json.xz"]
 # Benchmarks of the training shapes with every tactic timed (data/tables/README.md): where they
-# cover an M range, the selector is fitted on them alone, and may name any tactic they timed
-# wherever it can run (DENSE_ACTIONS).
-DENSE = sorted(f"sm90/{f}" for f in os.listdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sm90"))
-               if f.startswith("h200_bench_dense_"))
+# cover an M range, the selector is fitted on them alone, and may name outright the tactics they
+# timed wherever those can run (dense_actions).
+DENSE = sorted(f"sm90/{f}" for f in os.listdir(os.path.join(HERE, "sm90")) if f.startswith("h200_bench_dense_"))
 VALIDATION = "sm90/validation_shapes.txt"
 SMS = 132  # the H200's, which measured every file
 
