@@ -279,7 +279,7 @@ def selector_stage(points, train_shapes, sm, cl):
     """Stage 3: per leaf, the backend default or dense action that beats the floor by MARGIN, else
     the floor; the defaults' choices at each point are sm and cl ({id(point): tactic}). Where the
     benchmarks cover an M range the range is fitted on their points alone."""
-    named = dense_actions(points)
+    named = dense_actions([p for p in points if p.shape in train_shapes])
     items = {}
     for p in points:
         vals = {}
