@@ -10,7 +10,8 @@
 # Our own kernels (small_m, mid_m) get all four tools, the split-K case first; the vendor
 # backends (cuBLASLt, CUTLASS, cuDNN) get memcheck and initcheck over their cases, and racecheck
 # and synccheck over every tactic at one small point (VR), over all their cases only with
-# SANITIZE_VENDOR_RACE=1: racecheck over their many tactics would take most of the run. Steps run in that order, each under a
+# SANITIZE_VENDOR_RACE=1: racecheck over their many tactics would take most of the run.
+# Steps run in that order, each under a
 # timeout drawn by weight from what is left of SANITIZE_BUDGET_S (default 520), so time a step
 # does not use goes to the later ones. SANITIZE_ONLY (an extended regex over "CASE:backend", e.g.
 # 'S1|T' or 'cutlass') keeps only the matching cases. Logs: $OUT/sanitize/<tool>.log (default

@@ -2,11 +2,11 @@
 tactic timed there. Read by data/tables/fit_default_rules.py.
 
 A point of a tune (`fp8gemm tune --json`) is a tuned key's edge (M = the bucket's edge: every
-candidate's time, the full round's median for the default and the finalists, the short round's
-for the pruned ones) or one of its samples below the edge (M = sampled_m: the default there and the edge's finalists). Short-round
-times are put on the full round's scale with the key's own default (full / short), as the tuner
-does when it ranks finalists for the samples; they stay noisier. The segment checks' "low end"
-rows time two or three contenders only and are not points.
+candidate's time, the full round's median for the default and the finalists, the short round's for
+the pruned ones) or one of its samples below the edge (M = sampled_m: the default there and the
+edge's finalists). Short-round times are put on the full round's scale with the key's own default
+(full / short), as the tuner does when it ranks finalists for the samples; they stay noisier. The
+segment checks' "low end" rows time two or three contenders only and are not points.
 
 A point of a benchmark (`fp8gemm bench --tactics all --json`, read_bench_points) is one (shape,
 batch, M) with every tactic of the benched backends and every --add-tactic name timed: the full

@@ -101,12 +101,15 @@ def load(tool):
     cutlass_names = tool.cutlass_names()
     names = set()
     raw = []
+    def listed(t):  # the adaptive floor resolves to another tactic at each M: never a point's own
+        return t != "cublaslt:heuristic"
+
     for arg in SUITE + WIDE + DENSE:
         path, accept = source_arg(os.path.join(HERE, arg))
         if arg in DENSE:
-            pts = read_bench_points(path, lambda t: t != "cublaslt:heuristic")
+            pts = read_bench_points(path, listed)
         else:
-            _, pts = read_points(path, accept, lambda t: t != "cublaslt:heuristic")
+            _, pts = read_points(path, accept, listed)
         raw.extend(pts)
         for p in pts:
             names.update(t for t in p.times if t.startswith("small_m:"))
@@ -326,20 +329,13 @@ def accepted(leaf):
     return "cublaslt:default"
 
 
-def by_shape(items, action):
-    """{shape: mean over its items of the action's value (log of time / floor; the floor where the
-    item has none)}."""
-    by = {}
-    for it in items:
-        by.setdefault(it.shape, []).append(it.vals.get(action, it.miss))
-    return {s: sum(v) / len(v) for s, v in by.items()}
-
-
 def consistent(items, action):
     """Whether `action` is faster than the floor on at least CONSISTENT of the items' shapes (each
     shape's geomean): a leaf whose gain comes from a few shapes keeps the floor."""
-    by = by_shape(items, action)
-    wins = sum(v < 0 for v in by.values())
+    by = {}
+    for it in items:
+        by.setdefault(it.shape, []).append(it.vals.get(action, it.miss))
+    wins = sum(sum(v) / len(v) < 0 for v in by.values())
     return wins >= CONSISTENT * len(by)
 
 
