@@ -20,13 +20,15 @@ std::vector<Config> all_existing_configs() {
     for (int splitk = 0; splitk <= kMaxSplitK + 1; ++splitk)
       for (int stages : {1, 2, 3, 7, 16, 32, 33})
         for (Pdl pdl : {Pdl::kOff, Pdl::kAtStart, Pdl::kAfterKLoop})
-          for (int mcast : {1, 2, 3})
-            for (int persist = 0; persist <= kMaxPersist + 1; ++persist) {
-              Config c = ring(rows, splitk, stages, pdl);
-              c.mcast = mcast;
-              c.persist = persist;
-              if (config_exists(c)) out.push_back(c);
-            }
+          for (int msplit : {0, 1, 2, 3, 4, 8})
+            for (int mcast : {1, 2, 3})
+              for (int persist = 0; persist <= kMaxPersist + 1; ++persist) {
+                Config c = ring(rows, splitk, stages, pdl);
+                c.msplit = msplit;
+                c.mcast = mcast;
+                c.persist = persist;
+                if (config_exists(c)) out.push_back(c);
+              }
   return out;
 }
 
@@ -49,9 +51,9 @@ void expect_refused(const std::vector<Refused>& cases) {
 
 TEST(MidMConfig, EveryConfigRoundTripsThroughItsName) {
   const std::vector<Config> configs = all_existing_configs();
-  // rows 2 x splitk 8 x stages 5 x pdl 3 x mcast 2 x persist 3, less the clusters over 8 blocks
-  // (mcast=2 with splitk 5..8) and persist with split-K.
-  EXPECT_GT(configs.size(), size_t(300));
+  // rows 2 x splitk 8 x stages 5 x pdl 3 x msplit 3 x mcast 2 x persist 3, less the clusters over 8
+  // blocks (mcast=2 with splitk 5..8) and persist with split-K.
+  EXPECT_GT(configs.size(), size_t(900));
   for (const Config& c : configs) {
     const std::string name = c.to_string();
     EXPECT_EQ(parse_config(name), c) << name;
@@ -65,6 +67,10 @@ TEST(MidMConfig, EachOptionHasItsSpelling) {
   EXPECT_EQ(with_mcast(ring(128, 4, 5, Pdl::kAfterKLoop)).to_string(), "rows=128,splitk=4,stages=5,pdl=2,mcast=2");
   EXPECT_EQ(with_persist(with_mcast(ring(64, 1, 9)), 2).to_string(), "rows=64,splitk=1,stages=9,pdl=1,mcast=2,persist=2");
   EXPECT_EQ(with_persist(ring(128, 1, 7), 1).to_string(), "rows=128,splitk=1,stages=7,pdl=1,persist=1");
+  EXPECT_EQ(with_mcast(with_msplit(ring(128, 1, 9), 2)).to_string(), "rows=128,splitk=1,stages=9,pdl=1,msplit=2,mcast=2");
+  EXPECT_TRUE(with_mcast(with_msplit(ring(128, 1, 9), 2)).shares_weights());
+  EXPECT_FALSE(with_mcast(ring(128, 1, 9)).shares_weights());
+  EXPECT_FALSE(with_msplit(ring(128, 1, 9), 4).shares_weights());
   const Config c = parse_config("rows=128,splitk=2,stages=6,pdl=1,mcast=2");
   EXPECT_EQ(c.rows, 128);
   EXPECT_EQ(c.splitk, 2);
@@ -72,6 +78,7 @@ TEST(MidMConfig, EachOptionHasItsSpelling) {
   EXPECT_EQ(c.pdl, Pdl::kAtStart);
   EXPECT_EQ(c.mcast, 2);
   EXPECT_EQ(c.persist, 0);
+  EXPECT_EQ(c.msplit, 1);
   EXPECT_EQ(c.warpgroups(), 2);
   EXPECT_EQ(c.cluster_blocks(), 4);
   EXPECT_EQ(parse_config("rows=64,splitk=1,stages=3,pdl=0").warpgroups(), 1);
@@ -91,6 +98,8 @@ TEST(MidMConfig, RefusesMalformedAndNonCanonicalNames) {
       {"rows=128,splitk=1,stages=4,pdl=1,mcast=1", "did you mean 'rows=128,splitk=1,stages=4,pdl=1'"},
       {"rows=128,splitk=1,stages=4,pdl=1,persist=0", "did you mean 'rows=128,splitk=1,stages=4,pdl=1'"},
       {"rows=128,splitk=1,stages=4,pdl=1,persist=1,mcast=2", "did you mean"},
+      {"rows=128,splitk=1,stages=4,pdl=1,msplit=1", "did you mean 'rows=128,splitk=1,stages=4,pdl=1'"},
+      {"rows=128,splitk=1,stages=4,pdl=1,mcast=2,msplit=2", "did you mean"},
       {"mid_m:rows=128,splitk=1,stages=4,pdl=1", "unknown field 'mid_m:rows'"},
   });
 }
@@ -104,6 +113,8 @@ TEST(MidMConfig, RefusesCombinationsWithoutAKernel) {
       {"rows=128,splitk=1,stages=1,pdl=1", "stages must be in 2..32"},
       {"rows=128,splitk=1,stages=33,pdl=1", "stages must be in 2..32"},
       {"rows=128,splitk=1,stages=4,pdl=1,mcast=3", "mcast must be 2"},
+      {"rows=128,splitk=1,stages=4,pdl=1,msplit=3", "msplit must be 2 or 4"},
+      {"rows=128,splitk=1,stages=4,pdl=1,msplit=0", "msplit must be 2 or 4"},
       {"rows=128,splitk=5,stages=4,pdl=1,mcast=2", "mcast * splitk must be <= 8"},
       {"rows=128,splitk=1,stages=4,pdl=1,persist=3", "persist must be 1 or 2"},
       {"rows=128,splitk=2,stages=4,pdl=1,persist=1", "persist=P needs splitk=1"},

@@ -152,6 +152,18 @@ TEST(MidMLayout, LaunchShape) {
   EXPECT_EQ(s.grid[0], 36u);
   EXPECT_EQ(s.cluster[0], 2u);
   EXPECT_EQ(s.cluster[1], 3u);
+  // msplit=2: two M blocks per row tile, neighbours; with mcast=2 they are the pair (no padding).
+  s = launch_shape(problem(128, 8192, 8192), with_msplit(ring(128, 1, 9), 2), kH200);
+  EXPECT_EQ(s.units, 128);
+  EXPECT_EQ(s.grid[0], 128u);
+  EXPECT_EQ(s.cluster[0], 1u);
+  EXPECT_EQ(s.shared_bytes, size_t(9 * (16 + 8) * 1024 + 1024));  // 128 weight rows, 64 activation rows
+  s = launch_shape(problem(96, 1408, 4096, 3), with_mcast(with_msplit(ring(128, 3, 4), 2)), kH200);
+  EXPECT_EQ(s.real_tiles, 11);
+  EXPECT_EQ(s.tiles, 11);
+  EXPECT_EQ(s.units, 66);
+  EXPECT_EQ(s.cluster[0], 2u);
+  EXPECT_EQ(s.cluster[1], 3u);
   // Persistent: P blocks per SM of the device, whole pairs, at most one per unit.
   const Problem big = problem(128, 57344, 8192);  // 448 tiles of 128 rows
   EXPECT_EQ(launch_shape(big, with_persist(ring(128, 1, 7), 1), kH200).grid[0], 132u);
@@ -217,6 +229,25 @@ TEST(MidMLayout, CanImplementStatesTheLimits) {
   Config bad = c;
   bad.rows = 96;
   expect_refused(problem(64, 4096, 4096), bad, "rows must be 64");
+}
+
+TEST(MidMLayout, MSplitBlocksTakeTheWgmmaNOfTheirShare) {
+  EXPECT_EQ(layout(problem(128, 4096, 4096), with_msplit(ring(128, 1, 4), 2)).tile_n, 64);
+  EXPECT_EQ(layout(problem(200, 4096, 4096), with_msplit(ring(128, 1, 4), 4)).tile_n, 56);  // 50 rows
+  EXPECT_EQ(layout(problem(97, 4096, 4096), with_msplit(ring(128, 1, 4), 2)).tile_n, 56);   // 49 rows
+  EXPECT_EQ(block_m(97, 2), 49);
+  EXPECT_EQ(block_m(256, 4), 64);
+  EXPECT_EQ(same_tiles_up_to(problem(100, 4096, 4096), with_msplit(ring(128, 1, 4), 2)), 112);  // 2 x 56
+  EXPECT_EQ(same_tiles_up_to(problem(200, 4096, 4096), with_msplit(ring(128, 1, 4), 2)), 224);  // 2 x 112
+  EXPECT_EQ(same_tiles_up_to(problem(250, 4096, 4096), with_msplit(ring(128, 1, 4), 4)), 256);
+  for (int msplit : {2, 4})
+    for (int64_t m = kMinM; m <= kMaxM; ++m) {
+      const Config c = with_msplit(ring(128, 1, 4), msplit);
+      const int64_t up = same_tiles_up_to(problem(m, 4096, 4096), c);
+      EXPECT_GE(up, m);
+      EXPECT_LE(up, kMaxM);
+      EXPECT_EQ(layout(problem(up, 4096, 4096), c).tile_n, layout(problem(m, 4096, 4096), c).tile_n) << m;
+    }
 }
 
 TEST(MidMLayout, SameTilesUpToTheWgmmaN) {

@@ -58,6 +58,8 @@ TEST(MidM, AllDtypePairsAndOutputTypes) {
   const std::pair<DType, DType> pairs[] = {
       {DType::kE4M3, DType::kE4M3}, {DType::kE4M3, DType::kE5M2}, {DType::kE5M2, DType::kE4M3}};
   using mid_m::ring;
+  using mid_m::with_mcast;
+  using mid_m::with_msplit;
   uint64_t seed = 100;
   for (auto [a, b] : pairs)
     for (DType out : {DType::kBF16, DType::kFP16})
@@ -65,8 +67,9 @@ TEST(MidM, AllDtypePairsAndOutputTypes) {
         const Problem p = make(2, m, 336, 1088, a, b, out);
         VerifyCase vc(p, seed++);
         for (const mid_m::Config& c :
-             {ring(128, 1, 4), ring(64, 3, 3, mid_m::Pdl::kOff), mid_m::with_mcast(ring(128, 2, 3)),
-              mid_m::with_persist(ring(64, 1, 3), 1)})
+             {ring(128, 1, 4), ring(64, 3, 3, mid_m::Pdl::kOff), with_mcast(ring(128, 2, 3)),
+              mid_m::with_persist(ring(64, 1, 3), 1), with_msplit(ring(128, 1, 4), 2),
+              with_mcast(with_msplit(ring(128, 2, 3), 2)), with_mcast(with_msplit(ring(64, 1, 4), 4))})
           passes_reference(vc, fitted(p, c));
         for (const Tactic& t : mid_m_backend().tactics(p)) {
           SCOPED_TRACE(p.to_string() + " " + t.name());
@@ -106,7 +109,8 @@ TEST(MidM, SplitKIsDeterministic) {
   const float s[8] = {in.a_scale, 0, 0, 0, in.b_scale, 0, 0, 0};
   scales.upload(s, sizeof s);
   const GemmArgs args{a.get(), b.get(), scales.as<float>(), scales.as<float>() + 4, out.get()};
-  for (const mid_m::Config& c : {ring(128, 8, 3), ring(64, 5, 4), mid_m::with_mcast(ring(128, 4, 3))}) {
+  for (const mid_m::Config& c : {ring(128, 8, 3), ring(64, 5, 4), mid_m::with_mcast(ring(128, 4, 3)),
+                                 mid_m::with_mcast(mid_m::with_msplit(ring(128, 4, 3), 2))}) {
     const Tactic t = tactic(fitted(p, c));
     std::vector<uint16_t> first(size_t(p.m * p.n)), again(first.size());
     for (int rep = 0; rep < 3; ++rep) {
@@ -126,7 +130,9 @@ TEST(MidM, ReplaysFromACudaGraph) {
   const Problem p = make(2, 77, 1040, 2064);
   for (const mid_m::Config& c : {ring(128, 1, 4), ring(64, 4, 3, mid_m::Pdl::kAfterKLoop),
                                  mid_m::with_mcast(ring(128, 2, 4)), mid_m::with_persist(ring(128, 1, 4), 1),
-                                 mid_m::with_persist(mid_m::with_mcast(ring(64, 1, 3)), 2)})
+                                 mid_m::with_persist(mid_m::with_mcast(ring(64, 1, 3)), 2),
+                                 mid_m::with_mcast(mid_m::with_msplit(ring(128, 1, 4), 2)),
+                                 mid_m::with_persist(mid_m::with_mcast(mid_m::with_msplit(ring(128, 1, 3), 4)), 1)})
     testing::check_in_graph(testing::test_context(), p, tactic(fitted(p, c)));
 }
 
@@ -187,7 +193,10 @@ TEST(MidM, ExactIntegersWithMismatchPattern) {
   using mid_m::ring;
   for (const mid_m::Config& c : {ring(128, 1, 2, mid_m::Pdl::kOff), ring(64, 1, 3), ring(128, 2, 3), ring(64, 3, 2),
                                  mid_m::with_mcast(ring(128, 1, 2)), mid_m::with_mcast(ring(64, 2, 3)),
-                                 mid_m::with_persist(ring(64, 1, 2), 1), mid_m::with_persist(ring(128, 1, 3), 2)}) {
+                                 mid_m::with_persist(ring(64, 1, 2), 1), mid_m::with_persist(ring(128, 1, 3), 2),
+                                 mid_m::with_msplit(ring(128, 1, 3), 2), mid_m::with_msplit(ring(64, 2, 3), 4),
+                                 mid_m::with_mcast(mid_m::with_msplit(ring(128, 1, 3), 2)),
+                                 mid_m::with_persist(mid_m::with_mcast(mid_m::with_msplit(ring(64, 1, 3), 2)), 2)}) {
     const Tactic t = tactic(c);
     FP8GEMM_CUDA_CHECK(cudaMemset(dout.get(), 0xFF, dout.bytes()));
     const GemmArgs args{da.get(), dw.get(), ds.as<float>(), ds.as<float>() + 4, dout.get()};

@@ -22,10 +22,13 @@ struct Setting {
   const DeviceLimits& d;
 
   int64_t kblocks() const { return (p.k + kKBlockBytes - 1) / kKBlockBytes; }
-  // Units (row tiles of every batch) of `c`, multicast pairs padded.
-  int64_t units(const Config& c) const { return padded_row_tiles(p, c) * p.batch; }
-  // Blocks per SM the kernel of `rows` is built for at this M (its register cap).
-  int register_blocks(int rows) const { return blocks_per_sm_by_registers(rows / 64, tile_n(p.m)); }
+  // Units (M blocks of the row tiles of every batch) of `c`, multicast pairs padded.
+  int64_t units(const Config& c) const { return padded_row_tiles(p, c) * c.msplit * p.batch; }
+  // Blocks per SM the kernel of `rows` is built for at this M split into `msplit` blocks (its
+  // register cap).
+  int register_blocks(int rows, int msplit = 1) const {
+    return blocks_per_sm_by_registers(rows / 64, tile_n(block_m(p.m, msplit)));
+  }
   // Split-K ranks allowed for `c`: >= 4 K blocks (512 bytes of K) per split, the cluster within 8
   // blocks.
   int most_splitk(const Config& c) const {
@@ -49,10 +52,10 @@ struct Setting {
   }
   // The deepest ring (3..16 stages) with which `per_sm` blocks of `c` share an SM; 0 if none.
   int ring_depth(const Config& c, int per_sm) const { return deepest_ring(p, c, per_sm, d); }
-  // The one-shot config of `rows` / mcast at `per_sm` blocks per SM: the split-K of least cost, the
-  // deepest ring; stages 0 where no ring fits.
-  Config one_wave(int rows, bool mcast, int per_sm, Pdl pdl = Pdl::kAtStart) const {
-    Config c = ring(rows, 1, 4, pdl);
+  // The one-shot config of `rows` / msplit / mcast at `per_sm` blocks per SM: the split-K of least
+  // cost, the deepest ring; stages 0 where no ring fits.
+  Config one_wave(int rows, bool mcast, int per_sm, Pdl pdl = Pdl::kAtStart, int msplit = 1) const {
+    Config c = with_msplit(ring(rows, 1, 4, pdl), msplit);
     if (mcast) c = with_mcast(c);
     c.splitk = fill_splitk(c, per_sm);
     c.stages = ring_depth(c, per_sm);
@@ -89,6 +92,18 @@ const Rule kRules[] = {
          for (bool mcast : {false, true})
            for (int per_sm = 1; per_sm <= s.register_blocks(rows); ++per_sm)
              out.add(s.one_wave(rows, mcast, per_sm));
+     }},
+    {"128-row blocks over M blocks of 33 to 128 activation rows (msplit 2 or 4), with and without "
+     "the pair sharing the weight tile by multicast, where M is above 64: a block then holds at "
+     "least as many weight bytes as activation bytes a stage, like cuBLASLt's 128 x 64 tiles",
+     [](const Setting& s) { return s.p.m > 64; },
+     [](const Setting& s, Candidates& out) {
+       for (int msplit : {2, kMaxMSplit}) {
+         if (block_m(s.p.m, msplit) <= 32 || block_m(s.p.m, msplit) > 128) continue;
+         for (bool mcast : {false, true})
+           for (int per_sm = 1; per_sm <= s.register_blocks(128, msplit); ++per_sm)
+             out.add(s.one_wave(128, mcast, per_sm, Pdl::kAtStart, msplit));
+       }
      }},
     {"persistent blocks (one or two per SM, where the registers allow two) where the row tiles are "
      "more than one wave: the ring runs on across tiles, so a tile's epilogue overlaps the next "
@@ -135,6 +150,9 @@ std::vector<Config> candidate_configs(const Problem& p, const DeviceLimits& d) {
   return out.list;
 }
 
-int64_t same_tiles_up_to(const Problem& p, const Config&) { return std::max<int64_t>(p.m, tile_n(p.m)); }
+int64_t same_tiles_up_to(const Problem& p, const Config& c) {
+  const int64_t most = int64_t(c.msplit) * tile_n(block_m(p.m, c.msplit));
+  return std::max<int64_t>(p.m, std::min<int64_t>(kMaxM, most));
+}
 
 }  // namespace fp8gemm::mid_m

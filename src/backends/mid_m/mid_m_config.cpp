@@ -17,6 +17,11 @@ Config ring(int rows, int splitk, int stages, Pdl pdl) {
   return c;
 }
 
+Config with_msplit(Config c, int blocks) {
+  c.msplit = blocks;
+  return c;
+}
+
 Config with_mcast(Config c) {
   c.mcast = 2;
   return c;
@@ -35,6 +40,7 @@ Config with_pdl(Config c, Pdl pdl) {
 std::string Config::to_string() const {
   std::ostringstream os;
   os << "rows=" << rows << ",splitk=" << splitk << ",stages=" << stages << ",pdl=" << int(pdl);
+  if (msplit > 1) os << ",msplit=" << msplit;
   if (mcast > 1) os << ",mcast=" << mcast;
   if (persist > 0) os << ",persist=" << persist;
   return os.str();
@@ -42,7 +48,7 @@ std::string Config::to_string() const {
 
 namespace {
 
-constexpr const char* kGrammar = "rows=R,splitk=S,stages=P,pdl=0|1|2[,mcast=2][,persist=P]";
+constexpr const char* kGrammar = "rows=R,splitk=S,stages=P,pdl=0|1|2[,msplit=T][,mcast=2][,persist=P]";
 
 }  // namespace
 
@@ -54,7 +60,8 @@ Config parse_config(std::string_view text) {
   bool have[4] = {};  // rows, splitk, stages, pdl
   for (const TacticField& f : split_tactic_fields(text, "mid_m", text, kGrammar)) {
     const std::string_view key = f.key;
-    if (key != "rows" && key != "splitk" && key != "stages" && key != "pdl" && key != "mcast" && key != "persist")
+    if (key != "rows" && key != "splitk" && key != "stages" && key != "pdl" && key != "msplit" && key != "mcast" &&
+        key != "persist")
       fail("unknown field '" + std::string(key) + "' (expected " + kGrammar + ")");
     const int v = tactic_field_int(f, "mid_m", text);
     if (key == "rows") {
@@ -70,6 +77,8 @@ Config parse_config(std::string_view text) {
       if (v < 0 || v > 2) fail("pdl must be 0, 1 or 2 (2: dependents launch after the K loop)");
       c.pdl = Pdl(v);
       have[3] = true;
+    } else if (key == "msplit") {
+      c.msplit = v;
     } else if (key == "mcast") {
       c.mcast = v;
     } else {  // persist
@@ -80,7 +89,7 @@ Config parse_config(std::string_view text) {
     if (!h) fail(std::string("rows, splitk, stages and pdl are required (expected ") + kGrammar + ")");
   const Verdict v = config_exists(c);
   if (!v) fail(v.reason);
-  // Another order, leading zeros, '+' or mcast=1 name the same config: only the canonical spelling does.
+  // Another order, leading zeros, '+', msplit=1 or mcast=1 name the same config: only the canonical spelling does.
   if (c.to_string() != text) fail("not canonical; did you mean '" + c.to_string() + "'?");
   return c;
 }
@@ -89,6 +98,8 @@ Verdict config_exists(const Config& c) {
   if (c.rows != 64 && c.rows != 128) return Verdict::no("rows must be 64 (one consumer warpgroup) or 128 (two)");
   if (c.splitk < 1 || c.splitk > kMaxSplitK) return Verdict::no("splitk must be in 1..8 (cluster size)");
   if (c.stages < kMinStages || c.stages > kMaxStages) return Verdict::no("stages must be in 2..32");
+  if (c.msplit != 1 && c.msplit != 2 && c.msplit != kMaxMSplit)
+    return Verdict::no("msplit must be 2 or 4 (blocks sharing a row tile's activation rows; absent = 1)");
   if (c.mcast != 1 && c.mcast != 2) return Verdict::no("mcast must be 2 (absent = 1: no multicast)");
   if (c.cluster_blocks() > kMaxClusterBlocks)
     return Verdict::no("mcast * splitk must be <= 8 (one cluster of at most 8 blocks)");

@@ -31,6 +31,8 @@ constexpr int kMinStages = 2;
 constexpr int kMaxStages = 32;
 // Persistent grids: at most this many blocks per SM.
 constexpr int kMaxPersist = 2;
+// Blocks a row tile's activation rows may be split across (msplit=T).
+constexpr int kMaxMSplit = 4;
 
 // Programmatic dependent launch, spelled pdl=0|1|2: off; the next kernel may launch at this one's
 // start (1) or after its K loop (2). With PDL the first ring stages' weights are requested before
@@ -43,8 +45,14 @@ struct Config {
   int splitk = 1;  // blocks of one cluster that split K, reduced in rank order through DSMEM
   int stages = 4;  // ring depth in K blocks
   Pdl pdl = Pdl::kAtStart;
-  // "mcast=2" (1 = absent): two blocks of adjacent row tiles form a cluster and share each stage's
-  // activation tile, which one TMA multicasts into both: half the activation traffic from L2.
+  // "msplit=T" (1 = absent): the M activation rows split into T blocks of ceil(M / T) rows, all of
+  // one row tile, launched next to each other (so the second read of a weight tile is from L2):
+  // a block then holds twice or four times the weight bytes per activation byte.
+  int msplit = 1;
+  // "mcast=2" (1 = absent): two blocks form a cluster and share the operand they have in common,
+  // which one TMA multicasts into both: without msplit, blocks of adjacent row tiles share each
+  // stage's activation tile; with msplit, adjacent M blocks of one row tile share its weight tile
+  // (each loads half of it), so the weights stream from HBM and L2 once.
   int mcast = 1;
   // "persist=P" (0 = absent): P blocks per SM (splitk=1), each walking row tiles with its ring
   // running on across them, so that the next tile's weights stream while a tile's epilogue runs.
@@ -55,16 +63,20 @@ struct Config {
   // Blocks of one cluster (multicast pair x split ranks).
   int cluster_blocks() const { return mcast * splitk; }
 
-  // "rows=R,splitk=S,stages=P,pdl=0|1|2[,mcast=2][,persist=P]".
+  // Whether the multicast pair shares the weight tile (msplit) rather than the activation tile.
+  bool shares_weights() const { return mcast > 1 && msplit > 1; }
+
+  // "rows=R,splitk=S,stages=P,pdl=0|1|2[,msplit=T][,mcast=2][,persist=P]".
   std::string to_string() const;
   bool operator==(const Config& o) const {
-    return rows == o.rows && splitk == o.splitk && stages == o.stages && pdl == o.pdl && mcast == o.mcast &&
-           persist == o.persist;
+    return rows == o.rows && splitk == o.splitk && stages == o.stages && pdl == o.pdl && msplit == o.msplit &&
+           mcast == o.mcast && persist == o.persist;
   }
   bool operator!=(const Config& o) const { return !(*this == o); }
 };
 
 Config ring(int rows, int splitk, int stages, Pdl pdl = Pdl::kAtStart);
+Config with_msplit(Config c, int blocks);  // msplit=T
 Config with_mcast(Config c);                 // mcast=2
 Config with_persist(Config c, int per_sm);  // persist=P
 Config with_pdl(Config c, Pdl pdl);

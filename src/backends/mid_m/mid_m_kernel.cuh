@@ -6,12 +6,15 @@
 // issues every TMA. Ring of `stages` K blocks, each [weight tile: rows x 128 B][activation tile:
 // NP x 128 B], 128-byte swizzled, with a full / empty mbarrier pair per stage. Consumers keep one
 // stage's wgmma in flight while waiting for the next, and give a stage back once its wgmma are
-// done. Work: units (row tile, batch), one per block, or walked by a persistent grid with the ring
-// running on across units (the epilogue of one overlaps the next one's loads).
+// done. Work: units (M block, row tile, batch), one per block, or walked by a persistent grid with
+// the ring running on across units (the epilogue of one overlaps the next one's loads). msplit=T
+// splits the activation rows into T M blocks of block_m rows; without it the one M block is all M.
 //
-// mcast=2: the blocks of adjacent row tiles form a cluster pair; the pair's first block multicasts
-// each stage's activation tile into both, so a stage's slot is refilled once both blocks'
-// consumers gave it back (each consumer warp arrives on both blocks' empty barrier). Split-K: the
+// mcast=2: two neighbouring blocks form a cluster pair and share one operand, multicast into both:
+// without msplit the blocks of adjacent row tiles share the activation tile (the pair's first block
+// loads it); with msplit adjacent M blocks of one row tile share the weight tile (each loads half).
+// A stage's slot is refilled once both blocks' consumers gave it back (each consumer warp arrives
+// on both blocks' empty barrier). Split-K: the
 // cluster's ranks along y split K; once every K loop is over they push their partial sums into
 // the owner's ring (st.shared::cluster, fire and forget), and each owner adds the ranks in order
 // 0, 1, ... (deterministic) and stores. A cluster never lets a block exit while another may still
@@ -45,6 +48,9 @@ struct Params {
   int splitk;
   int stages;
   int mcast;              // 1 or 2: blocks of a multicast pair (cluster x)
+  int shares_weights;     // the pair shares the weight tile (msplit), else the activation tile
+  int msplit;             // M blocks per row tile (units are M block fastest)
+  int block_m;            // activation rows of an M block: ceil(m / msplit)
   int tiles;              // padded row tiles per batch (units are batch-major)
   int real_tiles;         // ceil(n / rows): tiles at or past it are never stored
   int units;              // tiles * batch
@@ -65,10 +71,20 @@ __device__ __forceinline__ void split_range(const Params& p, int& kb0, int& nkb)
   nkb = int(int64_t(y + 1) * p.kblocks / p.splitk) - kb0;
 }
 
-// Output element (m, n) of the batch starting at out_base, if inside the output.
-__device__ __forceinline__ void store_output(const Params& p, int64_t out_base, int m, int n, float v) {
-  if (n >= p.n || m >= p.m) return;
-  const int64_t o = out_base + int64_t(m) * p.n + n;
+// A unit's place: its M block's first activation row, its row tile and its batch.
+struct Unit {
+  int m0, tile, batch;
+};
+__device__ __forceinline__ Unit unit_of(const Params& p, int u) {
+  const int t = u / p.msplit;
+  return {(u % p.msplit) * p.block_m, t % p.tiles, t / p.tiles};
+}
+
+// Output element (m, n) of unit w, if inside the output and w's M block (the activation tile's
+// rows past it are the next block's).
+__device__ __forceinline__ void store_output(const Params& p, const Unit& w, int m, int n, float v) {
+  if (n >= p.n || m >= p.m || m >= w.m0 + p.block_m) return;
+  const int64_t o = (int64_t(w.batch) * p.m + m) * int64_t(p.n) + n;
   if (p.out_fp16) static_cast<__half*>(p.out)[o] = __float2half_rn(v);
   else static_cast<__nv_bfloat16*>(p.out)[o] = __float2bfloat16_rn(v);
 }
@@ -76,13 +92,14 @@ __device__ __forceinline__ void store_output(const Params& p, int64_t out_base, 
 // Accumulator i of consumer thread tc, scaled, to out. m64nNP f32 fragment: thread t of a
 // warpgroup holds MMA rows 16 (t / 32) + (t % 32) / 4 (+8 for values 2, 3 mod 4), i.e. weight rows
 // (output columns n), and MMA columns 8 j + 2 (t % 4) (+1 for odd values), i.e. activation rows
-// (output rows m), in value 4 j + q; warpgroup wg holds weight rows 64 wg ...
-__device__ __forceinline__ void store_accumulator(const Params& p, int n0, int64_t out_base, float scale, int tc,
-                                                  int i, float v) {
+// (output rows m0 + m), in value 4 j + q; warpgroup wg holds weight rows 64 wg ... of the row tile
+// starting at n0.
+__device__ __forceinline__ void store_accumulator(const Params& p, const Unit& w, int n0, float scale, int tc, int i,
+                                                  float v) {
   const int wg = tc >> 7, t = tc & 127, l = t & 31;
   const int r = wg * 64 + (t >> 5) * 16 + (l >> 2) + ((i & 2) ? 8 : 0);
   const int m = (i >> 2) * 8 + (l & 3) * 2 + (i & 1);
-  store_output(p, out_base, m, n0 + r, v * scale);
+  store_output(p, w, w.m0 + m, n0 + r, v * scale);
 }
 
 #endif  // FP8GEMM_SM90A
@@ -136,18 +153,26 @@ __global__ void __launch_bounds__(kThreads<kWG>, blocks_per_sm_by_registers(kWG,
       prefetch_tensormap(&amap);
       uint64_t pol_w, pol_a;
       stream_policies(pol_w, pol_a);
-      const bool loads_a = cx == 0;  // without multicast every block is its own pair's first
+      const bool share_w = p.shares_weights != 0, share_a = mc > 1 && !share_w;
       const uint16_t pair_mask = uint16_t(((1u << mc) - 1u) << pair_rank0);
       const auto load_w = [&](int u, int kb, int s) {
         // A padded tile past n reads the last real one (never stored).
-        const int tile = min(u % p.tiles, p.real_tiles - 1);
-        tma_load(ring + s * kStage, &wmap, &full_bar[s], kb * kKB, tile * kRows, u / p.tiles, pol_w);
+        const Unit w = unit_of(p, u);
+        const int row0 = min(w.tile, p.real_tiles - 1) * kRows;
+        if (share_w) {  // this block's half of the tile, into both blocks' rings
+          constexpr int kHalf = kRows / 2;
+          tma_load_multicast(ring + s * kStage + cx * (kHalf * kKB), &wmap, &full_bar[s], kb * kKB, row0 + cx * kHalf,
+                             w.batch, pair_mask, pol_w);
+        } else {
+          tma_load(ring + s * kStage, &wmap, &full_bar[s], kb * kKB, row0, w.batch, pol_w);
+        }
       };
       const auto load_a = [&](int u, int kb, int s) {
-        if (!loads_a) return;
+        if (share_a && cx != 0) return;  // the pair's first block loads the shared activation tile
+        const Unit w = unit_of(p, u);
         uint8_t* dst = ring + s * kStage + kWBytes;
-        if (mc > 1) tma_load_multicast(dst, &amap, &full_bar[s], kb * kKB, 0, u / p.tiles, pair_mask, pol_a);
-        else tma_load(dst, &amap, &full_bar[s], kb * kKB, 0, u / p.tiles, pol_a);
+        if (share_a) tma_load_multicast(dst, &amap, &full_bar[s], kb * kKB, w.m0, w.batch, pair_mask, pol_a);
+        else tma_load(dst, &amap, &full_bar[s], kb * kKB, w.m0, w.batch, pol_a);
       };
       // The first `stages` loads' weights before waiting for the previous kernel (they do not
       // depend on it), each stage's bytes counted first; their activations after the wait.
@@ -232,11 +257,10 @@ __global__ void __launch_bounds__(kThreads<kWG>, blocks_per_sm_by_registers(kWG,
       fence_acc(acc);
       if (prev >= 0) release(prev);  // the ring runs on into the next unit
       if (S > 1) break;              // one unit per block: the cluster reduces it below
-      const int tile = u % p.tiles;
-      if (tile >= p.real_tiles) continue;
-      const int64_t out_base = int64_t(u / p.tiles) * p.m * int64_t(p.n);
+      const Unit w = unit_of(p, u);
+      if (w.tile >= p.real_tiles) continue;
 #pragma unroll
-      for (int i = 0; i < kAcc; ++i) store_accumulator(p, tile * kRows, out_base, scale, tc, i, acc[i]);
+      for (int i = 0; i < kAcc; ++i) store_accumulator(p, w, w.tile * kRows, scale, tc, i, acc[i]);
     }
     if (S > 1 && p.late_trigger) pdl_launch_dependents();
     if (S > 1) {
@@ -255,15 +279,14 @@ __global__ void __launch_bounds__(kThreads<kWG>, blocks_per_sm_by_registers(kWG,
       }
       cluster_sync_all();
       const float* red = reinterpret_cast<const float*>(ring);
-      const int u = int(blockIdx.x), tile = u % p.tiles;
-      const int64_t out_base = int64_t(u / p.tiles) * p.m * int64_t(p.n);
+      const Unit w = unit_of(p, int(blockIdx.x));
       const int owned = (kConsumers - rank + S - 1) / S;  // threads t < kConsumers with t % S == rank
-      if (tile < p.real_tiles)
+      if (w.tile < p.real_tiles)
         for (int e = tc; e < owned * kAcc; e += kConsumers) {
           const int li = e % owned, i = e / owned;
           float v = 0.f;
           for (int q = 0; q < S; ++q) v += red[(q * kAcc + i) * own + li];
-          store_accumulator(p, tile * kRows, out_base, scale, li * S + rank, i, v);
+          store_accumulator(p, w, w.tile * kRows, scale, li * S + rank, i, v);
         }
       return;  // the consumers are past both cluster barriers: nothing reaches into this block now
     }

@@ -38,6 +38,9 @@ inline Params params_of(const LaunchArgs& l, const LaunchShape& shape) {
   kp.splitk = c.splitk;
   kp.stages = c.stages;
   kp.mcast = c.mcast;
+  kp.msplit = c.msplit;
+  kp.block_m = int(block_m(pr.m, c.msplit));
+  kp.shares_weights = c.shares_weights();
   kp.tiles = int(shape.tiles);
   kp.real_tiles = int(shape.real_tiles);
   kp.units = int(shape.units);
@@ -57,7 +60,8 @@ void launch_kernel(const LaunchArgs& l) {
   auto kernel = mid_m_kernel<WT, AT, NP, kWG>;
   raise_smem_limit_once(kernel, raised, l.device);
   CUtensorMap wmap, amap;
-  sm90::encode_kmajor_map(&wmap, l.args.b, pr.k, pr.n, pr.batch, c.rows);
+  // A pair sharing the weight tile loads half of it each.
+  sm90::encode_kmajor_map(&wmap, l.args.b, pr.k, pr.n, pr.batch, c.shares_weights() ? c.rows / 2 : c.rows);
   sm90::encode_kmajor_map(&amap, l.args.a, pr.k, pr.m, pr.batch, NP);
   const Params kp = params_of(l, shape);
 
@@ -113,7 +117,7 @@ struct Instantiation {
   }
 };
 
-// The instantiation whose NP is tile_n(m): one of kTileNs.
+// The instantiation whose NP is the layout's tile_n: one of kTileNs.
 template <class WT, class AT, size_t... I>
 void launch_tile_n(const LaunchArgs& l, int np, std::index_sequence<I...>) {
   const bool found = ((np == kTileNs[I] ? (Instantiation<WT, AT, kTileNs[I]>::launch(l), true) : false) || ...);
@@ -129,12 +133,12 @@ KernelFacts facts_tile_n(const Problem& p, const Config& c, int np, std::index_s
 
 template <class WT, class AT>
 void launch_pair(const LaunchArgs& l) {
-  launch_tile_n<WT, AT>(l, tile_n(l.problem.m), std::make_index_sequence<kTileNCount>{});
+  launch_tile_n<WT, AT>(l, layout(l.problem, l.config).tile_n, std::make_index_sequence<kTileNCount>{});
 }
 
 template <class WT, class AT>
 KernelFacts facts_pair(const Problem& p, const Config& c) {
-  return facts_tile_n<WT, AT>(p, c, tile_n(p.m), std::make_index_sequence<kTileNCount>{});
+  return facts_tile_n<WT, AT>(p, c, layout(p, c).tile_n, std::make_index_sequence<kTileNCount>{});
 }
 
 }  // namespace fp8gemm::mid_m::kernel

@@ -16,7 +16,7 @@ DeviceLimits DeviceLimits::of(const DeviceInfo& d) {
 
 Layout layout(const Problem& p, const Config& c) {
   Layout l;
-  l.tile_n = tile_n(p.m);
+  l.tile_n = tile_n(block_m(p.m, c.msplit));
   l.w_bytes = c.rows * kKBlockBytes;
   l.a_bytes = l.tile_n * kKBlockBytes;
   l.stage_bytes = l.w_bytes + l.a_bytes;
@@ -48,14 +48,15 @@ int64_t row_tiles(const Problem& p, const Config& c) { return (p.n + c.rows - 1)
 
 int64_t padded_row_tiles(const Problem& p, const Config& c) {
   const int64_t t = row_tiles(p, c);
-  return (t + c.mcast - 1) / c.mcast * c.mcast;
+  const int pair = c.shares_weights() ? 1 : c.mcast;
+  return (t + pair - 1) / pair * pair;
 }
 
 LaunchShape launch_shape(const Problem& p, const Config& c, const DeviceLimits& d) {
   LaunchShape s;
   s.real_tiles = row_tiles(p, c);
   s.tiles = padded_row_tiles(p, c);
-  s.units = s.tiles * p.batch;
+  s.units = s.tiles * c.msplit * p.batch;
   int64_t gx = s.units;
   if (c.persist > 0) {
     // P blocks per SM, whole multicast pairs, at most one block per unit.

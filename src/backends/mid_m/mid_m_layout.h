@@ -49,6 +49,9 @@ constexpr int blocks_per_sm_by_registers(int warpgroups, int n) {
   return blocks;
 }
 
+// Activation rows one block covers: ceil(m / msplit); its wgmma N is tile_n of it.
+constexpr int64_t block_m(int64_t m, int msplit) { return (m + msplit - 1) / msplit; }
+
 // The device's limits that the layout reads (never hard-coded: DeviceInfo is read from the GPU).
 struct DeviceLimits {
   int sm_count = 0;
@@ -66,7 +69,7 @@ constexpr size_t kReservedPerBlock = 1024;
 constexpr size_t kAlignSlack = 1024;
 
 // The ring in shared memory: a stage is one K block, the block's weight tile (rows x 128 bytes)
-// then its activation tile (tile_n x 128 bytes), both 128-byte swizzled, 1024-byte aligned. With
+// then its activation tile (tile_n(block_m) x 128 bytes), both 128-byte swizzled, 1024-byte aligned. With
 // split-K the ring, once every K loop of the cluster is over, receives the partial sums of the
 // consumer threads t with t % splitk == rank that the block reduces:
 // [splitk][accumulators][ceil(consumer threads / splitk)] floats.
@@ -88,14 +91,15 @@ size_t max_dynamic_shared(const DeviceLimits& d);
 // one SM's shared memory; 0 if fewer than 3 stages fit.
 int deepest_ring(const Problem& p, const Config& c, int per_sm, const DeviceLimits& d, int max_stages = 16);
 
-// Row tiles of `c` per batch: ceil(n / rows), and rounded up to even with mcast=2 (a tile past n
-// is loaded clamped and never stored).
+// Row tiles of `c` per batch: ceil(n / rows), and rounded up to even where the multicast pair is
+// two row tiles (mcast=2 without msplit; a tile past n is loaded clamped and never stored).
 int64_t row_tiles(const Problem& p, const Config& c);
 int64_t padded_row_tiles(const Problem& p, const Config& c);
 
-// The launch of `c` on `p`. A unit is (row tile, batch), units = padded tiles * batch, numbered
-// batch-major; grid x walks units (one each, or persist: a persistent grid whose blocks step by
-// grid x), grid y = split ranks, grid z = 1; the cluster is (mcast, splitk, 1).
+// The launch of `c` on `p`. A unit is (M block, row tile, batch), units = msplit * padded tiles *
+// batch, numbered batch-major and M block fastest (the blocks of one row tile are neighbours, and
+// a multicast pair with msplit); grid x walks units (one each, or persist: a persistent grid whose
+// blocks step by grid x), grid y = split ranks, grid z = 1; the cluster is (mcast, splitk, 1).
 struct LaunchShape {
   unsigned grid[3] = {1, 1, 1};
   unsigned cluster[3] = {1, 1, 1};

@@ -23,7 +23,7 @@ Config default_config(const Problem& p, const DeviceLimits& d);
 std::vector<Config> candidate_configs(const Problem& p, const DeviceLimits& d);
 
 // The largest M >= p.m at which `c` runs the same kernel (the same wgmma N, so the same tiles,
-// MMAs and shared memory): tile_n(p.m).
+// MMAs and shared memory): msplit * tile_n(ceil(m / msplit)), at most 256.
 int64_t same_tiles_up_to(const Problem& p, const Config& c);
 
 }  // namespace fp8gemm::mid_m
