@@ -67,7 +67,8 @@ TEST(MidMConfig, EachOptionHasItsSpelling) {
   EXPECT_EQ(with_mcast(ring(128, 4, 5, Pdl::kAfterKLoop)).to_string(), "rows=128,splitk=4,stages=5,pdl=2,mcast=2");
   EXPECT_EQ(with_persist(with_mcast(ring(64, 1, 9)), 2).to_string(), "rows=64,splitk=1,stages=9,pdl=1,mcast=2,persist=2");
   EXPECT_EQ(with_persist(ring(128, 1, 7), 1).to_string(), "rows=128,splitk=1,stages=7,pdl=1,persist=1");
-  EXPECT_EQ(with_mcast(with_msplit(ring(128, 1, 9), 2)).to_string(), "rows=128,splitk=1,stages=9,pdl=1,msplit=2,mcast=2");
+  EXPECT_EQ(with_mcast(with_msplit(ring(128, 1, 9), 2)).to_string(),
+            "rows=128,splitk=1,stages=9,pdl=1,msplit=2,mcast=2");
   EXPECT_TRUE(with_mcast(with_msplit(ring(128, 1, 9), 2)).shares_weights());
   EXPECT_FALSE(with_mcast(ring(128, 1, 9)).shares_weights());
   EXPECT_FALSE(with_msplit(ring(128, 1, 9), 4).shares_weights());
