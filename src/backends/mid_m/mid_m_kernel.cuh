@@ -155,58 +155,62 @@ __global__ void __launch_bounds__(kThreads<kWG>, blocks_per_sm_by_registers(kWG,
       stream_policies(pol_w, pol_a);
       const bool share_w = p.shares_weights != 0, share_a = mc > 1 && !share_w;
       const uint16_t pair_mask = uint16_t(((1u << mc) - 1u) << pair_rank0);
-      const auto load_w = [&](int u, int kb, int s) {
-        // A padded tile past n reads the last real one (never stored).
-        const Unit w = unit_of(p, u);
-        const int row0 = min(w.tile, p.real_tiles - 1) * kRows;
+      // Where a load goes: unit u, its K block kb0 + kk, and the unit's coordinates, decoded once
+      // per unit (a division by a run-time value is a chain of dependent instructions that one
+      // thread must not pay per stage: it would pace the whole ring).
+      struct Cursor {
+        int u, kk, row0, m0, batch;
+      };
+      const auto at = [&](int u) {
+        Cursor c{u, 0, 0, 0, 0};
+        if (u < p.units) {
+          const Unit w = unit_of(p, u);
+          c.row0 = min(w.tile, p.real_tiles - 1) * kRows;  // a padded tile past n reads the last real one
+          c.m0 = w.m0;
+          c.batch = w.batch;
+        }
+        return c;
+      };
+      const auto advance = [&](Cursor& c) {
+        if (++c.kk == nkb) c = at(c.u + step);
+      };
+      const auto load_w = [&](const Cursor& c, int s) {
+        const int kx = (kb0 + c.kk) * kKB;
         if (share_w) {  // this block's half of the tile, into both blocks' rings
           constexpr int kHalf = kRows / 2;
-          tma_load_multicast(ring + s * kStage + cx * (kHalf * kKB), &wmap, &full_bar[s], kb * kKB, row0 + cx * kHalf,
-                             w.batch, pair_mask, pol_w);
+          tma_load_multicast(ring + s * kStage + cx * (kHalf * kKB), &wmap, &full_bar[s], kx, c.row0 + cx * kHalf,
+                             c.batch, pair_mask, pol_w);
         } else {
-          tma_load(ring + s * kStage, &wmap, &full_bar[s], kb * kKB, row0, w.batch, pol_w);
+          tma_load(ring + s * kStage, &wmap, &full_bar[s], kx, c.row0, c.batch, pol_w);
         }
       };
-      const auto load_a = [&](int u, int kb, int s) {
+      const auto load_a = [&](const Cursor& c, int s) {
         if (share_a && cx != 0) return;  // the pair's first block loads the shared activation tile
-        const Unit w = unit_of(p, u);
         uint8_t* dst = ring + s * kStage + kWBytes;
-        if (share_a) tma_load_multicast(dst, &amap, &full_bar[s], kb * kKB, w.m0, w.batch, pair_mask, pol_a);
-        else tma_load(dst, &amap, &full_bar[s], kb * kKB, w.m0, w.batch, pol_a);
+        const int kx = (kb0 + c.kk) * kKB;
+        if (share_a) tma_load_multicast(dst, &amap, &full_bar[s], kx, c.m0, c.batch, pair_mask, pol_a);
+        else tma_load(dst, &amap, &full_bar[s], kx, c.m0, c.batch, pol_a);
       };
       // The first `stages` loads' weights before waiting for the previous kernel (they do not
       // depend on it), each stage's bytes counted first; their activations after the wait.
-      int u = int(blockIdx.x), kk = 0, pre = 0;
-      for (int uu = u, k2 = 0; pre < stages && uu < p.units; ++pre) {
+      Cursor c = at(int(blockIdx.x));
+      int pre = 0;
+      for (Cursor w = c; pre < stages && w.u < p.units; ++pre, advance(w)) {
         mbar_arrive_expect_tx(&full_bar[pre], kStage);
-        load_w(uu, kb0 + k2, pre);
-        if (++k2 == nkb) {
-          k2 = 0;
-          uu += step;
-        }
+        load_w(w, pre);
       }
       pdl_wait();
-      for (int i = 0; i < pre; ++i) {
-        load_a(u, kb0 + kk, i);
-        if (++kk == nkb) {
-          kk = 0;
-          u += step;
-        }
-      }
+      for (int i = 0; i < pre; ++i, advance(c)) load_a(c, i);
       int s = pre == stages ? 0 : pre;  // if pre < stages every load is issued already
       uint32_t phase = 0;               // completions of empty_bar[s] seen so far, mod 2
-      for (; u < p.units;) {
+      for (; c.u < p.units; advance(c)) {
         mbar_wait(&empty_bar[s], phase);
         mbar_arrive_expect_tx(&full_bar[s], kStage);
-        load_w(u, kb0 + kk, s);
-        load_a(u, kb0 + kk, s);
+        load_w(c, s);
+        load_a(c, s);
         if (++s == stages) {
           s = 0;
           phase ^= 1;
-        }
-        if (++kk == nkb) {
-          kk = 0;
-          u += step;
         }
       }
     }
