@@ -134,6 +134,11 @@ TEST(MidMCandidates, EachRuleOffersWhatItSays) {
   EXPECT_FALSE(has(mid, [](const Config& c) { return c.msplit == 4; }));  // 32-row blocks: not offered
   EXPECT_FALSE(has(candidate_configs(problem(64, 8192, 8192), h200), [](const Config& c) { return c.msplit > 1; }));
   EXPECT_TRUE(has(candidate_configs(problem(256, 8192, 8192), h200), [](const Config& c) { return c.msplit == 4; }));
+  // Rings of two K blocks a stage where four such stages fit, else of one.
+  EXPECT_EQ(default_config(p128, h200).kstage, 2);
+  EXPECT_EQ(default_config(problem(256, 8192, 8192), h200).kstage, 1);  // 2 x 48 KB stages: three do not fit
+  for (const Config& c : mid)
+    if (c.kstage == 2) EXPECT_GE(c.stages, 4) << c.to_string();
   // M = 256 (128 accumulators a thread): one block per SM only, each with the deepest ring.
   const Problem p256 = problem(256, 8192, 8192);
   for (const Config& c : candidate_configs(p256, h200)) {

@@ -28,6 +28,8 @@ std::vector<Config> all_existing_configs() {
                 c.mcast = mcast;
                 c.persist = persist;
                 if (config_exists(c)) out.push_back(c);
+                c.kstage = 2;
+                if (config_exists(c)) out.push_back(c);
               }
   return out;
 }
@@ -72,6 +74,8 @@ TEST(MidMConfig, EachOptionHasItsSpelling) {
   EXPECT_TRUE(with_mcast(with_msplit(ring(128, 1, 9), 2)).shares_weights());
   EXPECT_FALSE(with_mcast(ring(128, 1, 9)).shares_weights());
   EXPECT_FALSE(with_msplit(ring(128, 1, 9), 4).shares_weights());
+  EXPECT_EQ(with_kstage(with_persist(ring(64, 1, 4), 1), 2).to_string(),
+            "rows=64,splitk=1,stages=4,pdl=1,persist=1,kstage=2");
   const Config c = parse_config("rows=128,splitk=2,stages=6,pdl=1,mcast=2");
   EXPECT_EQ(c.rows, 128);
   EXPECT_EQ(c.splitk, 2);
@@ -115,6 +119,8 @@ TEST(MidMConfig, RefusesCombinationsWithoutAKernel) {
       {"rows=128,splitk=1,stages=33,pdl=1", "stages must be in 2..32"},
       {"rows=128,splitk=1,stages=4,pdl=1,mcast=3", "mcast must be 2"},
       {"rows=128,splitk=1,stages=4,pdl=1,msplit=3", "msplit must be 2 or 4"},
+      {"rows=128,splitk=1,stages=4,pdl=1,kstage=4", "kstage must be 2"},
+      {"rows=128,splitk=1,stages=4,pdl=1,kstage=1", "did you mean 'rows=128,splitk=1,stages=4,pdl=1'"},
       {"rows=128,splitk=1,stages=4,pdl=1,msplit=0", "msplit must be 2 or 4"},
       {"rows=128,splitk=5,stages=4,pdl=1,mcast=2", "mcast * splitk must be <= 8"},
       {"rows=128,splitk=1,stages=4,pdl=1,persist=3", "persist must be 1 or 2"},

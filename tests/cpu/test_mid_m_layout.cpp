@@ -215,7 +215,7 @@ TEST(MidMLayout, CanImplementStatesTheLimits) {
   Problem misaligned = problem(64, 4096, 4096);
   misaligned.alignment = 8;
   expect_refused(misaligned, c, "16-byte aligned (TMA");
-  expect_refused(problem(64, 4096, 256), ring(128, 3, 4), "every split needs K");  // 2 K blocks, 3 splits
+  expect_refused(problem(64, 4096, 256), ring(128, 3, 4), "every split needs a stage of K");  // 2 K blocks, 3 splits
   EXPECT_TRUE(can_implement(problem(64, 4096, 256), ring(128, 2, 4), kH200));
   // 16 stages of (128 + 256) x 128 bytes = 768 KB.
   expect_refused(problem(256, 4096, 4096), ring(128, 1, 16), "must fit the device's 226 KB of shared memory");
@@ -248,6 +248,16 @@ TEST(MidMLayout, MSplitBlocksTakeTheWgmmaNOfTheirShare) {
       EXPECT_LE(up, kMaxM);
       EXPECT_EQ(layout(problem(up, 4096, 4096), c).tile_n, layout(problem(m, 4096, 4096), c).tile_n) << m;
     }
+}
+
+TEST(MidMLayout, KStageHoldsTwoKBlocksAStage) {
+  const Problem p = problem(128, 8192, 1088);  // 9 K blocks
+  EXPECT_EQ(k_steps(p, ring(128, 1, 4)), 9);
+  EXPECT_EQ(k_steps(p, with_kstage(ring(128, 1, 4), 2)), 5);  // the last stage's second block reads zeros
+  EXPECT_EQ(layout(p, with_kstage(ring(128, 1, 4), 2)).stage_bytes, 2 * (128 + 128) * 128);
+  EXPECT_TRUE(can_implement(p, with_kstage(ring(128, 5, 2), 2), kH200));
+  expect_refused(p, with_kstage(ring(128, 6, 2), 2), "splitk must be <= ceil(k / (128 * kstage))");
+  expect_refused(p, with_kstage(ring(128, 1, 4), 2), "stages * kstage * (rows + tile_n) * 128 bytes");
 }
 
 TEST(MidMLayout, SameTilesUpToTheWgmmaN) {

@@ -69,7 +69,9 @@ TEST(MidM, AllDtypePairsAndOutputTypes) {
         for (const mid_m::Config& c :
              {ring(128, 1, 4), ring(64, 3, 3, mid_m::Pdl::kOff), with_mcast(ring(128, 2, 3)),
               mid_m::with_persist(ring(64, 1, 3), 1), with_msplit(ring(128, 1, 4), 2),
-              with_mcast(with_msplit(ring(128, 2, 3), 2)), with_mcast(with_msplit(ring(64, 1, 4), 4))})
+              with_mcast(with_msplit(ring(128, 2, 3), 2)), with_mcast(with_msplit(ring(64, 1, 4), 4)),
+              mid_m::with_kstage(ring(128, 1, 3), 2),
+              mid_m::with_kstage(with_mcast(with_msplit(ring(128, 3, 2), 2)), 2)})
           passes_reference(vc, fitted(p, c));
         for (const Tactic& t : mid_m_backend().tactics(p)) {
           SCOPED_TRACE(p.to_string() + " " + t.name());
@@ -132,36 +134,39 @@ TEST(MidM, ReplaysFromACudaGraph) {
                                  mid_m::with_mcast(ring(128, 2, 4)), mid_m::with_persist(ring(128, 1, 4), 1),
                                  mid_m::with_persist(mid_m::with_mcast(ring(64, 1, 3)), 2),
                                  mid_m::with_mcast(mid_m::with_msplit(ring(128, 1, 4), 2)),
-                                 mid_m::with_persist(mid_m::with_mcast(mid_m::with_msplit(ring(128, 1, 3), 4)), 1)})
+                                 mid_m::with_persist(mid_m::with_mcast(mid_m::with_msplit(ring(128, 1, 3), 4)), 1),
+                                 mid_m::with_kstage(mid_m::with_persist(ring(64, 1, 3), 2), 2)})
     testing::check_in_graph(testing::test_context(), p, tactic(fitted(p, c)));
 }
 
 // What each kernel compiled to: no local memory (spills), and an SM holds as many of its blocks as
 // the candidates' rings assume (the registers of its __launch_bounds__, the shared memory of its
-// ring). Every instantiation (every wgmma N, one and two warpgroups) is asked.
+// ring). Every instantiation (every wgmma N, one and two warpgroups, kstage 1 and 2) is asked.
 TEST(MidM, KernelsNeitherSpillNorHoldFewerBlocksThanAssumed) {
   SKIP_UNLESS_SM90();
   const mid_m::DeviceLimits d = limits();
   int checked = 0;
   for (int n : mid_m::kTileNs)
-    for (int rows : {64, 128}) {
-      const Problem p = make(1, n, 8192, 8192);
-      const int reg_blocks = mid_m::blocks_per_sm_by_registers(rows / 64, n);
-      for (int per_sm = 1; per_sm <= reg_blocks; ++per_sm) {
-        mid_m::Config c = mid_m::ring(rows, 1, 4);
-        c.stages = mid_m::deepest_ring(p, c, per_sm, d);
-        if (c.stages == 0) continue;
-        const mid_m::KernelFacts f = mid_m::kernel_facts(p, c);
-        EXPECT_EQ(f.local_bytes, size_t(0)) << "N=" << n << " rows=" << rows << ": spills";
-        EXPECT_LE(f.registers, mid_m::register_cap(reg_blocks, mid_m::block_threads(rows / 64)));
-        EXPECT_GE(f.blocks_per_sm, per_sm) << c.to_string() << " at N=" << n << " (" << f.registers << " registers)";
-        if (per_sm == 1)
-          std::printf("[mid_m] N=%3d rows=%3d: %3d registers, %zu bytes local, built for %d blocks per SM\n", n, rows,
-                      f.registers, f.local_bytes, reg_blocks);
-        ++checked;
+    for (int rows : {64, 128})
+      for (int kstage : {1, 2}) {
+        const Problem p = make(1, n, 8192, 8192);
+        const int reg_blocks = mid_m::blocks_per_sm_by_registers(rows / 64, n);
+        for (int per_sm = 1; per_sm <= reg_blocks; ++per_sm) {
+          mid_m::Config c = mid_m::with_kstage(mid_m::ring(rows, 1, 4), kstage);
+          c.stages = mid_m::deepest_ring(p, c, per_sm, d);
+          if (c.stages == 0) continue;
+          const mid_m::KernelFacts f = mid_m::kernel_facts(p, c);
+          EXPECT_EQ(f.local_bytes, size_t(0)) << c.to_string() << " at N=" << n << ": spills";
+          EXPECT_LE(f.registers, mid_m::register_cap(reg_blocks, mid_m::block_threads(rows / 64)));
+          EXPECT_GE(f.blocks_per_sm, per_sm)
+              << c.to_string() << " at N=" << n << " (" << f.registers << " registers)";
+          if (per_sm == 1)
+            std::printf("[mid_m] N=%3d rows=%3d kstage=%d: %3d registers, %zu bytes local, built for %d blocks a SM\n", n,
+                        rows, kstage, f.registers, f.local_bytes, reg_blocks);
+          ++checked;
+        }
       }
-    }
-  EXPECT_GE(checked, 2 * mid_m::kTileNCount);
+  EXPECT_GE(checked, 4 * mid_m::kTileNCount);
 }
 
 // Diagnostic for the fragment and ring mappings: exact small-integer inputs, so that a wrong
@@ -196,7 +201,10 @@ TEST(MidM, ExactIntegersWithMismatchPattern) {
                                  mid_m::with_persist(ring(64, 1, 2), 1), mid_m::with_persist(ring(128, 1, 3), 2),
                                  mid_m::with_msplit(ring(128, 1, 3), 2), mid_m::with_msplit(ring(64, 2, 3), 4),
                                  mid_m::with_mcast(mid_m::with_msplit(ring(128, 1, 3), 2)),
-                                 mid_m::with_persist(mid_m::with_mcast(mid_m::with_msplit(ring(64, 1, 3), 2)), 2)}) {
+                                 mid_m::with_persist(mid_m::with_mcast(mid_m::with_msplit(ring(64, 1, 3), 2)), 2),
+                                 mid_m::with_kstage(ring(128, 3, 2), 2), mid_m::with_kstage(ring(64, 1, 2), 2),
+                                 mid_m::with_kstage(mid_m::with_persist(mid_m::with_msplit(ring(64, 1, 2), 2), 1),
+                                                    2)}) {
     const Tactic t = tactic(c);
     FP8GEMM_CUDA_CHECK(cudaMemset(dout.get(), 0xFF, dout.bytes()));
     const GemmArgs args{da.get(), dw.get(), ds.as<float>(), ds.as<float>() + 4, dout.get()};

@@ -52,14 +52,26 @@ struct Setting {
   }
   // The deepest ring (3..16 stages) with which `per_sm` blocks of `c` share an SM; 0 if none.
   int ring_depth(const Config& c, int per_sm) const { return deepest_ring(p, c, per_sm, d); }
+  // `c` with its ring: stages of two K blocks where at least kMinPairedStages of them fit (the
+  // producer's per-stage work is then paid once per 256 bytes of K), else of one, as deep as fit;
+  // stages 0 where no ring fits.
+  static constexpr int kMinPairedStages = 4;
+  Config with_ring(Config c, int per_sm) const {
+    c.kstage = kMaxKStage;
+    c.stages = ring_depth(c, per_sm);
+    if (c.stages < kMinPairedStages) {
+      c.kstage = 1;
+      c.stages = ring_depth(c, per_sm);
+    }
+    return c;
+  }
   // The one-shot config of `rows` / msplit / mcast at `per_sm` blocks per SM: the split-K of least
-  // cost, the deepest ring; stages 0 where no ring fits.
+  // cost, the ring of with_ring.
   Config one_wave(int rows, bool mcast, int per_sm, Pdl pdl = Pdl::kAtStart, int msplit = 1) const {
     Config c = with_msplit(ring(rows, 1, 4, pdl), msplit);
     if (mcast) c = with_mcast(c);
     c.splitk = fill_splitk(c, per_sm);
-    c.stages = ring_depth(c, per_sm);
-    return c;
+    return with_ring(c, per_sm);
   }
 };
 
@@ -115,8 +127,7 @@ const Rule kRules[] = {
            for (int per_sm = 1; per_sm <= std::min(kMaxPersist, s.register_blocks(rows)); ++per_sm) {
              Config c = ring(rows, 1, 4);
              if (mcast) c = with_mcast(c);
-             c = with_persist(c, per_sm);
-             c.stages = s.ring_depth(c, per_sm);
+             c = s.with_ring(with_persist(c, per_sm), per_sm);
              if (s.units(c) > int64_t(per_sm) * s.d.sm_count) out.add(c);
            }
      }},

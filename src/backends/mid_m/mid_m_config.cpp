@@ -22,6 +22,11 @@ Config with_msplit(Config c, int blocks) {
   return c;
 }
 
+Config with_kstage(Config c, int kblocks) {
+  c.kstage = kblocks;
+  return c;
+}
+
 Config with_mcast(Config c) {
   c.mcast = 2;
   return c;
@@ -43,12 +48,13 @@ std::string Config::to_string() const {
   if (msplit > 1) os << ",msplit=" << msplit;
   if (mcast > 1) os << ",mcast=" << mcast;
   if (persist > 0) os << ",persist=" << persist;
+  if (kstage > 1) os << ",kstage=" << kstage;
   return os.str();
 }
 
 namespace {
 
-constexpr const char* kGrammar = "rows=R,splitk=S,stages=P,pdl=0|1|2[,msplit=T][,mcast=2][,persist=P]";
+constexpr const char* kGrammar = "rows=R,splitk=S,stages=P,pdl=0|1|2[,msplit=T][,mcast=2][,persist=P][,kstage=2]";
 
 }  // namespace
 
@@ -61,7 +67,7 @@ Config parse_config(std::string_view text) {
   for (const TacticField& f : split_tactic_fields(text, "mid_m", text, kGrammar)) {
     const std::string_view key = f.key;
     if (key != "rows" && key != "splitk" && key != "stages" && key != "pdl" && key != "msplit" && key != "mcast" &&
-        key != "persist")
+        key != "persist" && key != "kstage")
       fail("unknown field '" + std::string(key) + "' (expected " + kGrammar + ")");
     const int v = tactic_field_int(f, "mid_m", text);
     if (key == "rows") {
@@ -81,6 +87,8 @@ Config parse_config(std::string_view text) {
       c.msplit = v;
     } else if (key == "mcast") {
       c.mcast = v;
+    } else if (key == "kstage") {
+      c.kstage = v;
     } else {  // persist
       c.persist = v;
     }
@@ -89,7 +97,8 @@ Config parse_config(std::string_view text) {
     if (!h) fail(std::string("rows, splitk, stages and pdl are required (expected ") + kGrammar + ")");
   const Verdict v = config_exists(c);
   if (!v) fail(v.reason);
-  // Another order, leading zeros, '+', msplit=1 or mcast=1 name the same config: only the canonical spelling does.
+  // Another order, leading zeros, '+', msplit=1, mcast=1 or kstage=1 name the same config: only the
+  // canonical spelling does.
   if (c.to_string() != text) fail("not canonical; did you mean '" + c.to_string() + "'?");
   return c;
 }
@@ -101,6 +110,8 @@ Verdict config_exists(const Config& c) {
   if (c.msplit != 1 && c.msplit != 2 && c.msplit != kMaxMSplit)
     return Verdict::no("msplit must be 2 or 4 (blocks sharing a row tile's activation rows; absent = 1)");
   if (c.mcast != 1 && c.mcast != 2) return Verdict::no("mcast must be 2 (absent = 1: no multicast)");
+  if (c.kstage != 1 && c.kstage != kMaxKStage)
+    return Verdict::no("kstage must be 2 (K blocks a ring stage holds; absent = 1)");
   if (c.cluster_blocks() > kMaxClusterBlocks)
     return Verdict::no("mcast * splitk must be <= 8 (one cluster of at most 8 blocks)");
   if (c.persist < 0 || c.persist > kMaxPersist) return Verdict::no("persist must be 1 or 2 (blocks per SM; absent = 0)");

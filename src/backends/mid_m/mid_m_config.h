@@ -33,6 +33,8 @@ constexpr int kMaxStages = 32;
 constexpr int kMaxPersist = 2;
 // Blocks a row tile's activation rows may be split across (msplit=T).
 constexpr int kMaxMSplit = 4;
+// K blocks a ring stage may hold (kstage=2).
+constexpr int kMaxKStage = 2;
 
 // Programmatic dependent launch, spelled pdl=0|1|2: off; the next kernel may launch at this one's
 // start (1) or after its K loop (2). With PDL the first ring stages' weights are requested before
@@ -43,7 +45,10 @@ struct Config {
   // Weight rows per block: 64 (one consumer warpgroup) or 128 (two), 64 per warpgroup's MMA.
   int rows = 128;
   int splitk = 1;  // blocks of one cluster that split K, reduced in rank order through DSMEM
-  int stages = 4;  // ring depth in K blocks
+  int stages = 4;  // ring depth in stages of `kstage` K blocks
+  // "kstage=2" (1 = absent): a stage holds two consecutive K blocks, so the producer's wait, its
+  // byte count and the consumers' release are paid once per 256 bytes of K instead of 128.
+  int kstage = 1;
   Pdl pdl = Pdl::kAtStart;
   // "msplit=T" (1 = absent): the M activation rows split into T blocks of ceil(M / T) rows, all of
   // one row tile, launched next to each other (so the second read of a weight tile is from L2):
@@ -66,17 +71,18 @@ struct Config {
   // Whether the multicast pair shares the weight tile (msplit) rather than the activation tile.
   bool shares_weights() const { return mcast > 1 && msplit > 1; }
 
-  // "rows=R,splitk=S,stages=P,pdl=0|1|2[,msplit=T][,mcast=2][,persist=P]".
+  // "rows=R,splitk=S,stages=P,pdl=0|1|2[,msplit=T][,mcast=2][,persist=P][,kstage=2]".
   std::string to_string() const;
   bool operator==(const Config& o) const {
     return rows == o.rows && splitk == o.splitk && stages == o.stages && pdl == o.pdl && msplit == o.msplit &&
-           mcast == o.mcast && persist == o.persist;
+           mcast == o.mcast && persist == o.persist && kstage == o.kstage;
   }
   bool operator!=(const Config& o) const { return !(*this == o); }
 };
 
 Config ring(int rows, int splitk, int stages, Pdl pdl = Pdl::kAtStart);
 Config with_msplit(Config c, int blocks);  // msplit=T
+Config with_kstage(Config c, int kblocks);  // kstage=2
 Config with_mcast(Config c);                 // mcast=2
 Config with_persist(Config c, int per_sm);  // persist=P
 Config with_pdl(Config c, Pdl pdl);

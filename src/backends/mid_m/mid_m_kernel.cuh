@@ -3,10 +3,11 @@
 // activation rows padded to NP its N side (operand B); out^T = W * A^T.
 //
 // Block: kWG consumer warpgroups (warps 0 .. 4 kWG - 1), then one producer warp whose lane 0
-// issues every TMA. Ring of `stages` K blocks, each [weight tile: rows x 128 B][activation tile:
-// NP x 128 B], 128-byte swizzled, with a full / empty mbarrier pair per stage. Consumers keep one
-// stage's wgmma in flight while waiting for the next, and give a stage back once its wgmma are
-// done. Work: units (M block, row tile, batch), one per block, or walked by a persistent grid with
+// issues every TMA. Ring of `stages` stages of kKS K blocks (kstage), each K block [weight tile:
+// rows x 128 B][activation tile: NP x 128 B], 128-byte swizzled, with a full / empty mbarrier pair
+// per stage; K is walked in steps of a stage (past the end of K the copies read zeros). Consumers
+// keep one stage's wgmma in flight while waiting for the next, and give a stage back once its wgmma
+// are done. Work: units (M block, row tile, batch), one per block, or walked by a persistent grid with
 // the ring running on across units (the epilogue of one overlaps the next one's loads). msplit=T
 // splits the activation rows into T M blocks of block_m rows; without it the one M block is all M.
 //
@@ -44,7 +45,7 @@ struct Params {
   const float* b_scale;
   void* out;  // [batch, m, n]
   int m, n;
-  int kblocks;  // ceil(k / 128)
+  int ksteps;  // stages along K: ceil(ceil(k / 128) / kstage)
   int splitk;
   int stages;
   int mcast;              // 1 or 2: blocks of a multicast pair (cluster x)
@@ -64,11 +65,11 @@ constexpr int kThreads = block_threads(kWG);
 
 #ifdef FP8GEMM_SM90A
 
-// This split rank's K blocks: an even share, [kb0, kb0 + nkb), nkb >= 1 when splitk <= kblocks.
+// This split rank's K steps: an even share, [kb0, kb0 + nkb), nkb >= 1 when splitk <= ksteps.
 __device__ __forceinline__ void split_range(const Params& p, int& kb0, int& nkb) {
   const int y = int(blockIdx.y);
-  kb0 = int(int64_t(y) * p.kblocks / p.splitk);
-  nkb = int(int64_t(y + 1) * p.kblocks / p.splitk) - kb0;
+  kb0 = int(int64_t(y) * p.ksteps / p.splitk);
+  nkb = int(int64_t(y + 1) * p.ksteps / p.splitk) - kb0;
 }
 
 // A unit's place: its M block's first activation row, its row tile and its batch.
@@ -104,17 +105,18 @@ __device__ __forceinline__ void store_accumulator(const Params& p, const Unit& w
 
 #endif  // FP8GEMM_SM90A
 
-template <class WT, class AT, int NP, int kWG>
+template <class WT, class AT, int NP, int kWG, int kKS>
 __global__ void __launch_bounds__(kThreads<kWG>, blocks_per_sm_by_registers(kWG, NP))
     mid_m_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap amap,
                  const Params p) {
 #ifdef FP8GEMM_SM90A
   constexpr int kKB = kKBlockBytes;
   constexpr int kRows = 64 * kWG;
-  constexpr int kWBytes = kRows * kKB, kABytes = NP * kKB, kStage = kWBytes + kABytes;
+  // A K block's weight and activation tiles; a stage is kKS of them.
+  constexpr int kWBytes = kRows * kKB, kABytes = NP * kKB, kTiles = kWBytes + kABytes, kStage = kKS * kTiles;
   constexpr int kAcc = NP / 2;           // per consumer thread
   constexpr int kConsumers = kWG * 128;  // consumer threads
-  static_assert(kStage % 1024 == 0, "stage tiles must stay 1024-byte aligned");
+  static_assert(kTiles % 1024 == 0, "stage tiles must stay 1024-byte aligned");
 
   extern __shared__ uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[kMaxStages];
@@ -155,7 +157,7 @@ __global__ void __launch_bounds__(kThreads<kWG>, blocks_per_sm_by_registers(kWG,
       stream_policies(pol_w, pol_a);
       const bool share_w = p.shares_weights != 0, share_a = mc > 1 && !share_w;
       const uint16_t pair_mask = uint16_t(((1u << mc) - 1u) << pair_rank0);
-      // Where a load goes: unit u, its K block kb0 + kk, and the unit's coordinates, decoded once
+      // Where a load goes: unit u, its K step kb0 + kk, and the unit's coordinates, decoded once
       // per unit (a division by a run-time value is a chain of dependent instructions that one
       // thread must not pay per stage: it would pace the whole ring).
       struct Cursor {
@@ -175,21 +177,28 @@ __global__ void __launch_bounds__(kThreads<kWG>, blocks_per_sm_by_registers(kWG,
         if (++c.kk == nkb) c = at(c.u + step);
       };
       const auto load_w = [&](const Cursor& c, int s) {
-        const int kx = (kb0 + c.kk) * kKB;
-        if (share_w) {  // this block's half of the tile, into both blocks' rings
-          constexpr int kHalf = kRows / 2;
-          tma_load_multicast(ring + s * kStage + cx * (kHalf * kKB), &wmap, &full_bar[s], kx, c.row0 + cx * kHalf,
-                             c.batch, pair_mask, pol_w);
-        } else {
-          tma_load(ring + s * kStage, &wmap, &full_bar[s], kx, c.row0, c.batch, pol_w);
+#pragma unroll
+        for (int j = 0; j < kKS; ++j) {
+          const int kx = ((kb0 + c.kk) * kKS + j) * kKB;
+          uint8_t* dst = ring + s * kStage + j * kTiles;
+          if (share_w) {  // this block's half of the tile, into both blocks' rings
+            constexpr int kHalf = kRows / 2;
+            tma_load_multicast(dst + cx * (kHalf * kKB), &wmap, &full_bar[s], kx, c.row0 + cx * kHalf, c.batch,
+                               pair_mask, pol_w);
+          } else {
+            tma_load(dst, &wmap, &full_bar[s], kx, c.row0, c.batch, pol_w);
+          }
         }
       };
       const auto load_a = [&](const Cursor& c, int s) {
         if (share_a && cx != 0) return;  // the pair's first block loads the shared activation tile
-        uint8_t* dst = ring + s * kStage + kWBytes;
-        const int kx = (kb0 + c.kk) * kKB;
-        if (share_a) tma_load_multicast(dst, &amap, &full_bar[s], kx, c.m0, c.batch, pair_mask, pol_a);
-        else tma_load(dst, &amap, &full_bar[s], kx, c.m0, c.batch, pol_a);
+#pragma unroll
+        for (int j = 0; j < kKS; ++j) {
+          const int kx = ((kb0 + c.kk) * kKS + j) * kKB;
+          uint8_t* dst = ring + s * kStage + j * kTiles + kWBytes;
+          if (share_a) tma_load_multicast(dst, &amap, &full_bar[s], kx, c.m0, c.batch, pair_mask, pol_a);
+          else tma_load(dst, &amap, &full_bar[s], kx, c.m0, c.batch, pol_a);
+        }
       };
       // The first `stages` loads' weights before waiting for the previous kernel (they do not
       // depend on it), each stage's bytes counted first; their activations after the wait.
@@ -238,14 +247,17 @@ __global__ void __launch_bounds__(kThreads<kWG>, blocks_per_sm_by_registers(kWG,
       int prev = -1;
       for (int i = 0; i < nkb; ++i) {
         mbar_wait(&full_bar[s], phase);
-        const uint32_t base = smem_addr(ring + s * kStage);
-        const uint64_t da = smem_desc(base + wg * (64 * kKB));
-        const uint64_t db = smem_desc(base + kWBytes);
         fence_acc(acc);
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < 4; ++kk)  // +32 bytes of K a step (2 in the descriptor's 16-byte units)
-          wgmma_fp8<WT, AT, NP>(acc, da + 2 * kk, db + 2 * kk);
+        for (int j = 0; j < kKS; ++j) {
+          const uint32_t base = smem_addr(ring + s * kStage + j * kTiles);
+          const uint64_t da = smem_desc(base + wg * (64 * kKB));
+          const uint64_t db = smem_desc(base + kWBytes);
+#pragma unroll
+          for (int kk = 0; kk < 4; ++kk)  // +32 bytes of K a step (2 in the descriptor's 16-byte units)
+            wgmma_fp8<WT, AT, NP>(acc, da + 2 * kk, db + 2 * kk);
+        }
         wgmma_commit();
         fence_acc(acc);
         wgmma_wait<1>();  // the previous stage's wgmma are done: its slot goes back

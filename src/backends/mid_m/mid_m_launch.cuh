@@ -34,7 +34,7 @@ inline Params params_of(const LaunchArgs& l, const LaunchShape& shape) {
   kp.out = l.args.out;
   kp.m = int(pr.m);
   kp.n = int(pr.n);
-  kp.kblocks = int((pr.k + kKBlockBytes - 1) / kKBlockBytes);
+  kp.ksteps = int(k_steps(pr, c));
   kp.splitk = c.splitk;
   kp.stages = c.stages;
   kp.mcast = c.mcast;
@@ -49,7 +49,7 @@ inline Params params_of(const LaunchArgs& l, const LaunchShape& shape) {
   return kp;
 }
 
-template <class WT, class AT, int NP, int kWG>
+template <class WT, class AT, int NP, int kWG, int kKS>
 void launch_kernel(const LaunchArgs& l) {
   const Problem& pr = l.problem;
   const Config& c = l.config;
@@ -57,7 +57,7 @@ void launch_kernel(const LaunchArgs& l) {
   FP8GEMM_REQUIRE(shape.threads == kThreads<kWG>, kInternal, "mid_m: config ", c.to_string(), " launches ",
                   shape.threads, " threads a block; its kernel is built for ", kThreads<kWG>);
   static std::atomic<uint64_t> raised{0};
-  auto kernel = mid_m_kernel<WT, AT, NP, kWG>;
+  auto kernel = mid_m_kernel<WT, AT, NP, kWG, kKS>;
   raise_smem_limit_once(kernel, raised, l.device);
   CUtensorMap wmap, amap;
   // A pair sharing the weight tile loads half of it each.
@@ -88,9 +88,9 @@ void launch_kernel(const LaunchArgs& l) {
   FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, wmap, amap, kp));
 }
 
-template <class WT, class AT, int NP, int kWG>
+template <class WT, class AT, int NP, int kWG, int kKS>
 KernelFacts facts_of(const Problem& p, const Config& c) {
-  auto kernel = mid_m_kernel<WT, AT, NP, kWG>;
+  auto kernel = mid_m_kernel<WT, AT, NP, kWG, kKS>;
   cudaFuncAttributes a{};
   FP8GEMM_CUDA_CHECK(cudaFuncGetAttributes(&a, kernel));
   KernelFacts f;
@@ -109,11 +109,13 @@ KernelFacts facts_of(const Problem& p, const Config& c) {
 template <class WT, class AT, int NP>
 struct Instantiation {
   static void launch(const LaunchArgs& l) {
-    if (l.config.warpgroups() == 1) launch_kernel<WT, AT, NP, 1>(l);
-    else launch_kernel<WT, AT, NP, 2>(l);
+    const Config& c = l.config;
+    if (c.warpgroups() == 1) c.kstage == 1 ? launch_kernel<WT, AT, NP, 1, 1>(l) : launch_kernel<WT, AT, NP, 1, 2>(l);
+    else c.kstage == 1 ? launch_kernel<WT, AT, NP, 2, 1>(l) : launch_kernel<WT, AT, NP, 2, 2>(l);
   }
   static KernelFacts facts(const Problem& p, const Config& c) {
-    return c.warpgroups() == 1 ? facts_of<WT, AT, NP, 1>(p, c) : facts_of<WT, AT, NP, 2>(p, c);
+    if (c.warpgroups() == 1) return c.kstage == 1 ? facts_of<WT, AT, NP, 1, 1>(p, c) : facts_of<WT, AT, NP, 1, 2>(p, c);
+    return c.kstage == 1 ? facts_of<WT, AT, NP, 2, 1>(p, c) : facts_of<WT, AT, NP, 2, 2>(p, c);
   }
 };
 

@@ -19,7 +19,7 @@ Layout layout(const Problem& p, const Config& c) {
   l.tile_n = tile_n(block_m(p.m, c.msplit));
   l.w_bytes = c.rows * kKBlockBytes;
   l.a_bytes = l.tile_n * kKBlockBytes;
-  l.stage_bytes = l.w_bytes + l.a_bytes;
+  l.stage_bytes = c.kstage * (l.w_bytes + l.a_bytes);
   l.ring_bytes = size_t(c.stages) * size_t(l.stage_bytes);
   if (c.splitk > 1) {
     const size_t consumers = size_t(c.warpgroups()) * 128;
@@ -42,6 +42,11 @@ int deepest_ring(const Problem& p, const Config& c, int per_sm, const DeviceLimi
   for (probe.stages = std::min(max_stages, kMaxStages); probe.stages >= 3; --probe.stages)
     if (layout(p, probe).shared_bytes <= limit) return probe.stages;
   return 0;
+}
+
+int64_t k_steps(const Problem& p, const Config& c) {
+  const int64_t kblocks = (p.k + kKBlockBytes - 1) / kKBlockBytes;
+  return (kblocks + c.kstage - 1) / c.kstage;
 }
 
 int64_t row_tiles(const Problem& p, const Config& c) { return (p.n + c.rows - 1) / c.rows; }

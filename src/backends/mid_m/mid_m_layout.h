@@ -68,16 +68,16 @@ constexpr size_t kReservedPerBlock = 1024;
 // Slack to align the ring to 1024 bytes (128-byte swizzle atoms; the kernel aligns it itself).
 constexpr size_t kAlignSlack = 1024;
 
-// The ring in shared memory: a stage is one K block, the block's weight tile (rows x 128 bytes)
-// then its activation tile (tile_n(block_m) x 128 bytes), both 128-byte swizzled, 1024-byte aligned. With
-// split-K the ring, once every K loop of the cluster is over, receives the partial sums of the
-// consumer threads t with t % splitk == rank that the block reduces:
+// The ring in shared memory: a stage is `kstage` K blocks, each the block's weight tile (rows x 128
+// bytes) then its activation tile (tile_n(block_m) x 128 bytes), both 128-byte swizzled, 1024-byte
+// aligned. With split-K the ring, once every K loop of the cluster is over, receives the partial
+// sums of the consumer threads t with t % splitk == rank that the block reduces:
 // [splitk][accumulators][ceil(consumer threads / splitk)] floats.
 struct Layout {
   int tile_n = 0;
-  int w_bytes = 0;
-  int a_bytes = 0;
-  int stage_bytes = 0;
+  int w_bytes = 0;      // a K block's weight tile
+  int a_bytes = 0;      // a K block's activation tile
+  int stage_bytes = 0;  // kstage K blocks of both
   size_t ring_bytes = 0;
   size_t reduce_bytes = 0;
   size_t shared_bytes = 0;  // the block's dynamic shared memory: max(ring, reduce) + slack
@@ -90,6 +90,10 @@ size_t max_dynamic_shared(const DeviceLimits& d);
 // The deepest ring, up to `max_stages`, with which `per_sm` blocks of `c` (its stages replaced) fit
 // one SM's shared memory; 0 if fewer than 3 stages fit.
 int deepest_ring(const Problem& p, const Config& c, int per_sm, const DeviceLimits& d, int max_stages = 16);
+
+// Ring stages along all of K: ceil(ceil(k / 128) / kstage) (the last may run past K: its copies
+// read zeros there). Split-K shares these out.
+int64_t k_steps(const Problem& p, const Config& c);
 
 // Row tiles of `c` per batch: ceil(n / rows), and rounded up to even where the multicast pair is
 // two row tiles (mcast=2 without msplit; a tile past n is loaded clamped and never stored).

@@ -23,14 +23,14 @@ Verdict can_implement(const Problem& p, const Config& c, const DeviceLimits& d) 
   if (p.a_type == DType::kE5M2 && p.b_type == DType::kE5M2) return Verdict::no("e5m2 x e5m2 is not supported");
   if (p.out_type != DType::kBF16 && p.out_type != DType::kFP16) return Verdict::no("out must be bf16 or fp16");
   if (p.alignment < 16) return Verdict::no("A, B and out must be 16-byte aligned (TMA global addresses)");
-  const int64_t kblocks = (p.k + kKBlockBytes - 1) / kKBlockBytes;
-  if (c.splitk > kblocks) return Verdict::no("splitk must be <= ceil(k/128): every split needs K to read");
+  if (c.splitk > k_steps(p, c))
+    return Verdict::no("splitk must be <= ceil(k / (128 * kstage)): every split needs a stage of K to read");
   if (padded_row_tiles(p, c) * c.msplit * p.batch > int64_t(INT32_MAX))
     return Verdict::no("ceil(n/rows) * msplit * batch must fit a 32-bit int (grid x walks the M blocks of the row "
                        "tiles of every batch)");
   if (layout(p, c).shared_bytes > max_dynamic_shared(d))
-    return Verdict::no("stages * (rows + tile_n) * 128 bytes (tile_n: ceil(m/msplit) rounded up to a wgmma N; with "
-                       "split-K at least the partial sums, rows * tile_n * 4 bytes) must fit the device's " +
+    return Verdict::no("stages * kstage * (rows + tile_n) * 128 bytes (tile_n: ceil(m/msplit) rounded up to a wgmma "
+                       "N; with split-K at least the partial sums, rows * tile_n * 4 bytes) must fit the device's " +
                        std::to_string(max_dynamic_shared(d) / 1024) + " KB of shared memory a block");
   return Verdict::yes();
 }
