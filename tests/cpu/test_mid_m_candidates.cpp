@@ -135,8 +135,9 @@ TEST(MidMCandidates, EachRuleOffersWhatItSays) {
   EXPECT_FALSE(has(candidate_configs(problem(64, 8192, 8192), h200), [](const Config& c) { return c.msplit > 1; }));
   EXPECT_TRUE(has(candidate_configs(problem(256, 8192, 8192), h200), [](const Config& c) { return c.msplit == 4; }));
   // Rings of two K blocks a stage where four such stages fit, else of one.
-  EXPECT_EQ(default_config(p128, h200).kstage, 2);
-  EXPECT_EQ(default_config(problem(256, 8192, 8192), h200).kstage, 1);  // 2 x 48 KB stages: three do not fit
+  EXPECT_EQ(default_config(problem(64, 8192, 8192), h200).kstage, 2);   // 4 x 48 KB
+  EXPECT_EQ(default_config(p128, h200).kstage, 1);                       // 64 KB stages: three fit
+  EXPECT_TRUE(has(mid, [](const Config& c) { return c.msplit == 2 && c.kstage == 2; }));
   for (const Config& c : mid)
     if (c.kstage == 2) EXPECT_GE(c.stages, 4) << c.to_string();
   // M = 256 (128 accumulators a thread): one block per SM only, each with the deepest ring.
