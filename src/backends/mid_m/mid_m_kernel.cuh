@@ -6,20 +6,20 @@
 // issues every TMA. Ring of `stages` stages of kKS K blocks (kstage), each K block [weight tile:
 // rows x 128 B][activation tile: NP x 128 B], 128-byte swizzled, with a full / empty mbarrier pair
 // per stage; K is walked in steps of a stage (past the end of K the copies read zeros). Consumers
-// keep one stage's wgmma in flight while waiting for the next, and give a stage back once its wgmma
-// are done. Work: units (M block, row tile, batch), one per block, or walked by a persistent grid with
-// the ring running on across units (the epilogue of one overlaps the next one's loads). msplit=T
-// splits the activation rows into T M blocks of block_m rows; without it the one M block is all M.
+// keep one stage's wgmma in flight while waiting for the next, and give a stage back once its
+// wgmma are done. Work: units (M block, row tile, batch), one per block, or walked by a persistent
+// grid with the ring running on across units (the epilogue of one overlaps the next one's loads).
+// msplit=T splits the activation rows into T M blocks of block_m rows; without it the one M block
+// is all of M.
 //
 // mcast=2: two neighbouring blocks form a cluster pair and share one operand, multicast into both:
 // without msplit the blocks of adjacent row tiles share the activation tile (the pair's first block
 // loads it); with msplit adjacent M blocks of one row tile share the weight tile (each loads half).
 // A stage's slot is refilled once both blocks' consumers gave it back (each consumer warp arrives
-// on both blocks' empty barrier). Split-K: the
-// cluster's ranks along y split K; once every K loop is over they push their partial sums into
-// the owner's ring (st.shared::cluster, fire and forget), and each owner adds the ranks in order
-// 0, 1, ... (deterministic) and stores. A cluster never lets a block exit while another may still
-// reach into it (the closing cluster barrier).
+// on both blocks' empty barrier). Split-K: the cluster's ranks along y split K; once every K loop
+// is over they push their partial sums into the owner's ring (st.shared::cluster, fire and
+// forget), and each owner adds the ranks in order 0, 1, ... (deterministic) and stores. A cluster
+// never lets a block exit while another may still reach into it (the closing cluster barrier).
 #pragma once
 
 #include <cuda.h>  // CUtensorMap (types only: the library does not link libcuda)
@@ -54,7 +54,7 @@ struct Params {
   int block_m;            // activation rows of an M block: ceil(m / msplit)
   int tiles;              // padded row tiles per batch (units are batch-major)
   int real_tiles;         // ceil(n / rows): tiles at or past it are never stored
-  int units;              // tiles * batch
+  int units;              // msplit * tiles * batch
   int out_fp16;
   int late_trigger;  // pdl=2: release the dependents after the K loop
 };
