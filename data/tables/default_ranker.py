@@ -18,10 +18,6 @@ UNIT = 1e-4            # the target's and the scores' integer unit (log-time)
 TREES, DEPTH, RATE, MIN_LEAF, L2 = 40, 6, 0.35, 20, 1.0
 BINS = 255             # split candidates per feature at most
 RANK_M_MIN, RANK_M_MAX = 33, 16384
-# A candidate replaces the floor only where it scores this much lower (UNIT: 300 = 3%). In
-# cross-validation over the training shapes it keeps a candidate more than 3% slower than the floor
-# to about 0.4% of points (2.5% without), at 1.5 points of the 2.5 the trees gain on the floor.
-MARGIN = 300
 # Each range scores the floor and PER_RANGE candidates: those that lower the training points'
 # best-in-set time most (greedy).
 RANGE_EDGES = [64, 128, 224, 448, 1024, 2048, RANK_M_MAX]
@@ -255,8 +251,8 @@ class Ranker:
 
     def choose(self, p):
         """The tactic the ranker runs at p (None: the floor), among those p timed (a benchmark's
-        point timed every tactic that can run it): the lowest score, if MARGIN below the floor's."""
-        best_t, best = None, self.trees.score(point_features(p, p.floor, self.sms)) - MARGIN
+        point timed every tactic that can run it); the floor's score wins ties."""
+        best_t, best = None, self.trees.score(point_features(p, p.floor, self.sms))
         for t in self.lists[range_of(p.m)]:
             if t in p.times or not p.dense:
                 s = self.trees.score(point_features(p, t, self.sms))
@@ -306,6 +302,5 @@ def cpp(ranker, points, header, evidence):
             "      {" + ", ".join(q + f + q for f in FEATURES) + "},\n"
             "      {" + ind + ind.join(ranges) + "},\n"
             f"      {ranker.sms},\n"
-            f"      {MARGIN},\n"
             "      {" + ind + ind.join(check_lines) + "},\n"
             "  };\n  return model;\n}\n\n}  // namespace fp8gemm::tuning\n")

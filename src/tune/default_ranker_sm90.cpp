@@ -811,7 +811,6 @@ const RankerModel& sm90_ranker() {
       {1025, 2048, {"cublaslt:algo=66,tile=176x128,stages=128xauto,splitk=1,red=0,swizzle=0,custom=2,inner=0,cluster=1x2x1,fast_accum=1", "cutlass:sm90_pingpong_128x128x128_c2x1x1", "cublaslt:algo=66,tile=144x128,stages=128xauto,splitk=1,red=0,swizzle=0,custom=2,inner=0,cluster=1x2x1,fast_accum=1"}},
       {2049, 16384, {"cublaslt:algo=66,tile=160x128,stages=128xauto,splitk=1,red=0,swizzle=0,custom=2,inner=0,cluster=1x2x1,fast_accum=1", "cutlass:sm90_pingpong_128x128x128_c2x1x1_pdl", "cublaslt:algo=66,tile=144x128,stages=128xauto,splitk=1,red=0,swizzle=0,custom=2,inner=0,cluster=1x2x1,fast_accum=1"}},},
       132,
-      300,
       {
       {1, 40, 1136, 2304, "cublaslt:algo=66,tile=112x128,stages=128xauto,splitk=1,red=0,swizzle=0,custom=0,inner=0,cluster=2x1x1,fast_accum=1", "cublaslt:algo=66,tile=64x8,stages=128xauto,splitk=1,red=0,swizzle=0,custom=3,inner=0,cluster=4x2x1,fast_accum=1", 946},
       {1, 40, 18576, 1856, "cublaslt:algo=66,tile=128x160,stages=128xauto,splitk=1,red=0,swizzle=0,custom=1,inner=0,cluster=2x1x1,fast_accum=1", "cublaslt:algo=66,tile=192x40,stages=128xauto,splitk=1,red=0,swizzle=0,custom=1,inner=0,cluster=4x1x1,fast_accum=1", 955},

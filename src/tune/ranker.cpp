@@ -88,7 +88,7 @@ std::optional<Tactic> ranker_choice(const std::vector<Backend*>& backends, const
   const int32_t floor_score = ranker_score(model, ranker_features(p, *floor_shape, floor.backend, *floor_shape, true, sms));
   std::string scores = "floor " + std::to_string(floor_score);
   std::optional<Tactic> best;
-  int32_t best_score = floor_score - model.margin;
+  int32_t best_score = floor_score;
   for (const char* name : range->tactics) {
     Tactic t;
     try {
@@ -108,9 +108,7 @@ std::optional<Tactic> ranker_choice(const std::vector<Backend*>& backends, const
       best_score = score;
     }
   }
-  if (why)
-    *why = "scores (log-time, 1e-4; the lowest runs where it is " + std::to_string(model.margin) +
-           " below the floor's): " + scores;
+  if (why) *why = "scores (log-time, 1e-4; lowest runs, the floor on a tie): " + scores;
   return best;
 }
 

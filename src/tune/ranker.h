@@ -55,7 +55,6 @@ struct RankerModel {
   std::vector<const char*> features;  // the generator's names: must be kRankerFeatures
   std::vector<RankerRange> ranges;
   int sms;                            // the device the waves were counted for
-  int32_t margin;                     // a candidate runs only where it scores this much below the floor
   std::vector<RankerCheck> checks;
 };
 
@@ -71,9 +70,8 @@ RankerFeatures ranker_features(const Problem& p, const TacticShape& t, const std
 // The model's score of one feature vector (lower: faster).
 int32_t ranker_score(const RankerModel& model, const RankerFeatures& x);
 
-// The ranker's choice at `p`: the candidate of p's range with the lowest score where that is at
-// least model.margin below the floor's; nullopt for the floor (also where the floor is not a
-// tactic the ranker can describe).
+// The ranker's choice at `p`: the candidate of p's range with the lowest score where it is below
+// the floor's, nullopt for the floor (also where the floor is not a tactic the ranker can describe).
 // `why` gets the scores, in a sentence. Never throws.
 std::optional<Tactic> ranker_choice(const std::vector<Backend*>& backends, const RankerModel& model,
                                     const Problem& p, int sms, std::string* why = nullptr);
