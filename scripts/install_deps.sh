@@ -19,8 +19,6 @@ cmake_ok() { command -v cmake > /dev/null && cmake -P /dev/stdin <<< 'if(CMAKE_V
 message(FATAL_ERROR old)
 endif()' > /dev/null 2>&1; }
 cmake_ok || $PIP "cmake>=3.26,<5" 2>/dev/null || $PIP --break-system-packages "cmake>=3.26,<5"
-# numpy: the default rules' fit (data/tables/default_ranker.py), which a CPU test runs again.
-python3 -c "import numpy" 2> /dev/null || $PIP numpy 2>/dev/null || $PIP --break-system-packages numpy
 python3 -c "import cutlass_library" 2> /dev/null || $PIP nvidia-cutlass==4.2.0.0 2>/dev/null || $PIP --break-system-packages nvidia-cutlass==4.2.0.0
 # The cuDNN frontend's C++ headers (the cudnn backend; libcudnn itself is loaded at run time).
 # --no-deps: its Python dependencies (CUTLASS DSL, TVM FFI) are not needed for the headers.

@@ -91,8 +91,6 @@ def chosen(p, selector_rules, table, use_table):
         return p.extra.get("small_m"), "small_m"
     if r.action == "cutlass:default":
         return p.extra.get("cutlass"), "cutlass"
-    if r.action == "ranker":
-        return p.extra.get("ranker"), "ranker"
     return r.action, "tactic"
 
 
@@ -192,7 +190,7 @@ def rule_check(points, held_out, rules):
         ratios = []
         for p in pts:
             t = p.extra.get("small_m" if r.action == "small_m:default" else "cutlass") \
-                if r.action.endswith(":default") else p.extra.get("ranker") if r.action == "ranker" else r.action
+                if r.action.endswith(":default") else r.action
             ratios.append(p.times[t] / p.floor_us() if t in p.times else 1.0)
         g = math.exp(sum(math.log(x) for x in ratios) / len(ratios)) if ratios else float("nan")
         lines.append(f"  {i:3d} {r.describe()} -> {r.action}: {len(pts)} points, {g:.3f}"

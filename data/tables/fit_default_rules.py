@@ -34,7 +34,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import default_ranker as ranking  # noqa: E402
 import default_rules_emit as emit  # noqa: E402
 import default_rules_fit as fit  # noqa: E402
 from default_rules_data import EDGES, RecipeTool, read_bench_points, read_points, read_shapes, source_arg  # noqa: E402
@@ -63,9 +62,7 @@ CV_GRID = [dict(SMALL_M=dict(depth=d, min_shapes=s), SELECTOR=dict(depth=e, min_
            for d, s in ((3, 4), (4, 3), (5, 3)) for e, t in ((2, 6), (3, 4), (3, 8))]
 FOLDS = 5
 CONSISTENT = 0.75
-# Above M = 32 the ranker (default_ranker.py) answers: one rule hands it the range.
-RANKED = (ranking.RANK_M_MIN, ranking.RANK_M_MAX)
-M_RANGES = [(1, 32), RANKED]
+M_RANGES = [(1, 32), (33, 64), (65, 256), (257, 2048), (2049, 16384)]
 # CUTLASS's best config follows its M tiles: its trees are per M bucket.
 BUCKETS = [(lo + 1, hi) for lo, hi in zip([0] + EDGES[:-1], EDGES)]
 BATCHES = (1, 2)  # the data's; other batches keep the floor
@@ -301,12 +298,6 @@ def selector_stage(points, train_shapes, sm, cl):
         for rng in M_RANGES:
             train = [items[id(p)] for p in points if in_cell(p, cell) and m_range(p.m) == rng and
                      p.shape in train_shapes]
-            if rng == RANKED:
-                dense = [it for it in train if it.point.dense]
-                rules.append(emit.Rule(fit.box_of(cell_path(cell)), rng, "ranker",
-                                       f"the ranker, fitted on {len(dense)} points "
-                                       f"({len({it.shape for it in dense})} shapes)"))
-                continue
             if rng[0] > 32 and any(it.point.dense for it in train):
                 train = [it for it in train if it.point.dense]
             shapes = len({it.shape for it in train})
@@ -349,12 +340,8 @@ def consistent(items, action):
 
 
 def fit_all(tool, points, sm_items, cl_items, train_shapes):
-    """The three stages and the ranker fitted on train_shapes; every point's small_m, CUTLASS and
-    ranker choice under the fitted rules lands in point.extra."""
-    ranker = ranking.Ranker([p for p in points if p.shape in train_shapes], SMS)
-    for p in points:
-        if ranking.in_range(p):
-            p.extra["ranker"] = ranker.choose(p)
+    """The three stages fitted on train_shapes; every point's small_m and CUTLASS choice under the
+    fitted rules lands in point.extra."""
     sm_oof, cl_oof = out_of_fold(tool, sm_items, cl_items, train_shapes)
     small_m = small_m_rules(sm_items, train_shapes)
     cutlass = cutlass_rules(cl_items, train_shapes)
@@ -362,7 +349,7 @@ def fit_all(tool, points, sm_items, cl_items, train_shapes):
     selector = selector_stage(points, train_shapes, sm_oof, cl_oof)
     for p in points:
         p.extra["small_m"], p.extra["cutlass"] = sm_final.get(id(p)), cl_final.get(id(p))
-    return small_m, cutlass, selector, ranker
+    return small_m, cutlass, selector
 
 
 def cross_validate(tool, points, sm_items, cl_items, train_shapes):
@@ -375,7 +362,7 @@ def cross_validate(tool, points, sm_items, cl_items, train_shapes):
         logs = []
         for i in range(FOLDS):
             held = set(shapes[i::FOLDS])
-            _, _, selector, _ = fit_all(tool, points, sm_items, cl_items, train_shapes - held)
+            _, _, selector = fit_all(tool, points, sm_items, cl_items, train_shapes - held)
             for p in points:
                 if p.shape in held and not (p.source.startswith("h200_tune_all") or p.source.startswith("h200_tune_m1")):
                     t, _ = emit.chosen(p, selector, [], False)
@@ -400,7 +387,7 @@ def main():
     if args.cv:
         cross_validate(tool, points, sm_items, cl_items, train_shapes)
         return
-    small_m, cutlass, selector, ranker = fit_all(tool, points, sm_items, cl_items, train_shapes)
+    small_m, cutlass, selector = fit_all(tool, points, sm_items, cl_items, train_shapes)
     table = emit.read_table(os.path.join(ROOT, "src", "tune", "default_table_sm90.cpp"))
     print(emit.report(points, held_out, suite, selector, table, MARGIN))
     if args.verbose:
@@ -410,11 +397,6 @@ def main():
     if args.write:
         sources = ", ".join(SUITE + WIDE + DENSE) + "; held out: " + VALIDATION
         emit.write_all(args.out, sources, small_m, cutlass, selector)
-        emit.write(os.path.join(args.out, "src", "tune", "default_ranker_sm90.cpp"),
-                   ranking.cpp(ranker, points, emit.header("Hopper's ranker: the trees and candidates of untuned "
-                                                           "`auto` at mid and large M.", sources),
-                               f"Trees over {ranker.rows} rows of {ranker.points} benchmark points; "
-                               f"{len(ranker.trees.nodes)} nodes."))
 
 
 if __name__ == "__main__":

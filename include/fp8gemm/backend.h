@@ -27,22 +27,6 @@ struct BackendOptions {
   bool cudnn_runtime_compiled = false;
 };
 
-// A tactic's launch geometry at one problem, in the problem's terms: what a model that ranks
-// tactics by their tiles and waves reads (the untuned default's ranker, src/tune/ranker.h).
-struct TacticShape {
-  int tile_m = 0, tile_n = 0, tile_k = 0;  // along M (activation rows), N (weight rows), K
-  int cluster_m = 1, cluster_n = 1;
-  int split_k = 1;
-  int reduction = 0;     // cuBLASLt's split-K reduction scheme; 0 elsewhere
-  bool fast_accum = true;
-  int fitted_parts = 0;  // a cuBLASLt tile fitted to M ("xM/p"): p; 0 elsewhere
-  bool swap_ab = false;  // the weights on the MMA's M side
-  bool stream_k = false;
-  int custom = -1;       // cuBLASLt's custom option; -1 elsewhere
-  int schedule = -1;     // CUTLASS's kernel schedule: 0 pingpong, 1 cooperative, 2 warp-specialized
-  bool pdl = false;
-};
-
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -74,14 +58,6 @@ class Backend {
   // the one kernel it chose at the M that was timed (docs/tuning.md "The adaptive floor").
   // nullopt: the backend has none.
   virtual std::optional<Tactic> adaptive_default() const { return std::nullopt; }
-
-  // The geometry of `t` at `p`, or nullopt where the backend does not describe its tactics (the
-  // ranker then does not score them) or `t` does not parse. Never throws.
-  virtual std::optional<TacticShape> tactic_shape(const Problem& p, const Tactic& t) {
-    (void)p;
-    (void)t;
-    return std::nullopt;
-  }
 
   // Whether `t` (possibly parsed from a cache file) runs `p`; the reason when it does not.
   virtual Verdict can_implement(const Problem& p, const Tactic& t) = 0;

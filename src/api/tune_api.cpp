@@ -44,7 +44,6 @@ void install_autotuner(Context& ctx) {
   c.device = ctx.device();
   c.rules = tuning::default_rules(c.device.compute_capability());
   c.selector_rules = tuning::selector_rules(c.device.compute_capability());
-  c.ranker = tuning::ranker(c.device.compute_capability());
   c.make_timer = [&ctx]() -> std::unique_ptr<Timer> { return std::make_unique<GraphTimer>(ctx, tuning_timer_options()); };
   c.lazy = env("FP8GEMM_TUNE") == "1";
   c.cache_path = tuning::startup_cache_path(c.device);  // $FP8GEMM_CACHE, else the conventional file

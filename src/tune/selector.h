@@ -24,7 +24,6 @@ struct SelectorConfig {
   DeviceInfo device;
   std::vector<DefaultRule> rules;   // the exact table: default_rules(device.compute_capability())
   std::vector<SelectorRule> selector_rules;  // selector_rules(device.compute_capability())
-  const RankerModel* ranker = nullptr;       // ranker(device.compute_capability())
   // The selector's own timer, for lazy tuning and tune(problems, options); empty: lazy tuning
   // never happens.
   TimerFactory make_timer;
@@ -87,9 +86,7 @@ class TuningSelector : public Selector {
   bool has_timer() const;
 
  private:
-  DefaultChain chain() const {
-    return {&config_.rules, &config_.selector_rules, config_.device.sm_count, config_.ranker};
-  }
+  DefaultChain chain() const { return {&config_.rules, &config_.selector_rules, config_.device.sm_count}; }
   std::vector<Decision> tune_locked(const std::vector<Problem>& problems, Timer& timer, const TuneOptions& options);
   std::vector<CacheEntry> valid_entries(const CacheFile& file, const std::string& path);
   std::optional<Tactic> tune_lazily(const Problem& p);

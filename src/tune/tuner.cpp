@@ -27,7 +27,6 @@ namespace {
 
 constexpr const char* kDefaultSuffix = ":default";
 constexpr const char* kFloorAction = "cublaslt:default";
-constexpr const char* kRankerAction = "ranker";
 
 // The tactic a selector rule's action gives `p` (nullopt: it cannot run p) and, for a backend's
 // default, the backend's rule that chose it. A backend default counts only where one of the
@@ -95,13 +94,6 @@ std::optional<Tactic> chain_choice(const std::vector<Backend*>& backends, const 
       if (r.action == std::string(kFloorAction)) {
         say("floor: " + head);
         return std::nullopt;
-      }
-      if (r.action == std::string(kRankerAction)) {
-        if (!chain.ranker) continue;  // a rule list without its model: as if the rule were not there
-        std::string scores;
-        std::optional<Tactic> t = ranker_choice(backends, *chain.ranker, p, chain.sms, &scores);
-        say((t ? "" : "floor: ") + head + "; " + scores);
-        return t;
       }
       std::string reason;
       try {

@@ -11,7 +11,6 @@
 #include "runtime/floor.h"
 #include "tune/default_rules.h"
 #include "tune/default_table.h"
-#include "tune/ranker.h"
 
 namespace fp8gemm::tuning {
 
@@ -30,12 +29,10 @@ std::optional<Tactic> adaptive_floor(const std::vector<Backend*>& backends, cons
 // its tactic where a rule covers p.m and the floor elsewhere: the tune measured the floor best
 // there), then the selector rules (the first whose box holds p and whose action runs p), then the
 // floor. `sms`: the device's SM count (a box may bound the weight rows per SM).
-// A rule whose action is "ranker" hands its box to `ranker` (ranker.h), which answers for it.
 struct DefaultChain {
   const std::vector<DefaultRule>* table = nullptr;
   const std::vector<SelectorRule>* rules = nullptr;
   int sms = 0;
-  const RankerModel* ranker = nullptr;
 };
 
 // What the chain answers for `p`: a tactic, or nullopt for the floor; `why` (if given) gets the

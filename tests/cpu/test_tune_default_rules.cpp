@@ -103,19 +103,19 @@ TEST_F(DefaultRulesTest, TableThenRulesThenFloor) {
 
 // The generated Hopper rules: every action names a backend default or a tactic; no box reaches
 // beyond the batches the data measured (1, 2, 4 and 8); and shapes no data file has get a
-// backend's default where the rules say so, the ranker above M = 32, the DESIGN suite its table.
+// backend's default or a named tactic where the rules say so, the DESIGN suite its table.
 TEST_F(DefaultRulesTest, GeneratedHopperRules) {
   const auto& rules = tuning::selector_rules(90);
   ASSERT_FALSE(rules.empty());
   EXPECT_TRUE(tuning::selector_rules(89).empty());
   for (const SelectorRule& r : rules) {
     const std::string a = r.action;
-    if (a != "ranker" && (a.size() < 8 || a.substr(a.size() - 8) != ":default")) EXPECT_NO_THROW(Tactic::parse(a)) << a;
+    if (a.size() < 8 || a.substr(a.size() - 8) != ":default") EXPECT_NO_THROW(Tactic::parse(a)) << a;
     EXPECT_LE(r.box.batch_hi, 8) << r.box.to_string();
     EXPECT_GE(r.box.m_lo, 1);
     EXPECT_LE(r.box.m_hi, 16384) << r.box.to_string();
   }
-  const DefaultChain chain{&tuning::default_rules(90), &rules, 132, tuning::ranker(90)};
+  const DefaultChain chain{&tuning::default_rules(90), &rules, 132};
   std::string why;
   // Decode shapes outside every data file (N, K of no tuned model): small_m's default.
   for (const Problem& p : {shape(1, 6400, 5632), shape(8, 6400, 5632), shape(16, 11008, 4096), shape(4, 3328, 9728, 2)}) {
@@ -130,9 +130,12 @@ TEST_F(DefaultRulesTest, GeneratedHopperRules) {
   EXPECT_EQ(why.rfind("rule ", 0), 0u) << why;
   EXPECT_EQ(tuning::chain_choice(backends, chain, shape(8, 6400, 5632, 16), &why), std::nullopt);
   EXPECT_EQ(why.rfind("floor: no default rule covers", 0), 0u) << why;
-  // Above M = 32 the ranker's rule (test_tune_ranker.cpp): fakes without tactic geometry keep the floor.
-  EXPECT_EQ(tuning::chain_choice(backends, chain, shape(4096, 12800, 4096), &why), std::nullopt);
-  EXPECT_NE(why.find("-> ranker"), std::string::npos) << why;
+  // Large M on a wide layer no data file has: the rule's cuBLASLt tile, named outright.
+  const std::optional<Tactic> wide = tuning::chain_choice(backends, chain, shape(4096, 12800, 4096), &why);
+  ASSERT_TRUE(wide) << why;
+  EXPECT_EQ(wide->backend, "cublaslt") << why;
+  EXPECT_NE(wide->config.find("tile=176x128"), std::string::npos) << why;
+  EXPECT_EQ(why.rfind("rule ", 0), 0u) << why;
   // A DESIGN-suite shape (Llama-3.1-8B's o projection) answers from its exact table.
   EXPECT_TRUE(tuning::chain_choice(backends, chain, shape(16, 4096, 4096), &why)) << why;
   EXPECT_EQ(why.rfind("table: exact shape", 0), 0u) << why;

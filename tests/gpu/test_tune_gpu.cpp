@@ -1,7 +1,6 @@
 // The tuner on the GPU: tuned `auto` within 3% of the best measured tactic (also at M between
 // bucket edges), nothing profiled during stream capture inside an AutotuneScope, and a cache
-// saved on this device loading back in a fresh Context (named, and at the conventional location);
-// the untuned ranker on the real floor.
+// saved on this device loading back in a fresh Context (named, and at the conventional location).
 // Each test sets the tuner's environment itself (scoped_env.h): the caller's cache never leaks in.
 #include <algorithm>
 #include <cmath>
@@ -17,7 +16,6 @@
 #include "measure/graph_timer.h"
 #include "measure/rounds.h"
 #include "tune/bucket.h"
-#include "tune/ranker.h"
 #include "tune/selector.h"
 
 namespace fp8gemm {
@@ -283,37 +281,6 @@ TEST(TuneGpu, ReleaseTuningBuffersFreesTheLazyTimer) {
   release_tuning_buffers(ctx);
   ctx.release_stream(stream);
   cudaStreamDestroy(stream);
-}
-
-}  // namespace
-}  // namespace fp8gemm
-
-namespace fp8gemm {
-namespace {
-
-// The ranker on this device's own floor: cuBLASLt's heuristic answers are tactics it can
-// describe (never "geometry unknown"), every candidate it scores can run, and what it chooses on
-// shapes no data file has matches the float64 reference.
-TEST(TuneGpu, RankerDescribesTheRealFloorAndItsChoicesAreCorrect) {
-  FP8GEMM_SKIP_WITHOUT_GPU();
-  Context& ctx = testing::test_context();
-  const tuning::RankerModel* model = tuning::ranker(ctx.device().compute_capability());
-  if (!model) GTEST_SKIP() << "no ranker for this architecture";
-  uint64_t seed = 900;
-  int chosen = 0;
-  for (int64_t m : {33, 100, 333, 1500, 5000})
-    for (const auto& [n, k] : {std::pair<int64_t, int64_t>{6400, 5632}, {2560, 9728}, {30720, 2048}}) {
-      Problem p = problem(m, n, k);
-      std::string why;
-      const std::optional<Tactic> t = tuning::ranker_choice(ctx.backends(), *model, p, ctx.device().sm_count, &why);
-      EXPECT_EQ(why.find("geometry is unknown"), std::string::npos) << p << ": " << why;
-      EXPECT_EQ(why.rfind("scores", 0), 0u) << p << ": " << why;
-      if (!t) continue;
-      ++chosen;
-      const CheckResult r = verify_tactic(ctx, p, *t, seed++);
-      EXPECT_TRUE(r.ok) << t->name() << " on " << p << ": " << r.to_string();
-    }
-  std::printf("the ranker chose a candidate at %d of 15 problems\n", chosen);
 }
 
 }  // namespace

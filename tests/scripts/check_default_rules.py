@@ -11,8 +11,8 @@ import subprocess
 import sys
 import tempfile
 
-GENERATED = ["src/tune/default_rules_sm90.cpp", "src/tune/default_ranker_sm90.cpp",
-             "src/backends/small_m/small_m_default_rules_sm90.inc", "src/backends/cutlass/cutlass_default_rules_sm90.inc"]
+GENERATED = ["src/tune/default_rules_sm90.cpp", "src/backends/small_m/small_m_default_rules_sm90.inc",
+             "src/backends/cutlass/cutlass_default_rules_sm90.inc"]
 
 
 def main():

@@ -122,40 +122,6 @@ int64_t same_tiles_up_to(const AlgoConfig& c, int64_t m) {
   return (m + height - 1) / height * height;
 }
 
-namespace {
-
-// The leading decimal number of an enum's name ("128xauto" -> 128, "2x1x1" -> 2), or 0.
-int leading_number(std::string_view name) {
-  int v = 0;
-  size_t i = 0;
-  for (; i < name.size() && i < 6 && name[i] >= '0' && name[i] <= '9'; ++i) v = v * 10 + (name[i] - '0');
-  return i > 0 ? v : 0;
-}
-
-}  // namespace
-
-std::optional<TacticShape> shape_at(const AlgoConfig& c, int64_t m) {
-  TacticShape s;
-  s.tile_n = int(c.fitted() ? c.fit_rows : tile_rows(c.tile));
-  s.tile_m = int(c.fitted() ? fitted_height(m, c.fit_parts) : tile_cols(c.tile));
-  if (s.tile_n <= 0 || s.tile_m <= 0) return std::nullopt;
-  const int tile_k = leading_number(enum_to_name(kStagesNames, c.stages));
-  s.tile_k = tile_k > 0 ? tile_k : 128;
-  const std::string cluster = enum_to_name(kClusterNames, c.cluster);
-  const size_t x = cluster.find('x');
-  if (leading_number(cluster) > 0 && x != std::string::npos && leading_number(cluster.substr(x + 1)) > 0) {
-    s.cluster_n = leading_number(cluster);
-    s.cluster_m = leading_number(cluster.substr(x + 1));
-  }
-  s.split_k = c.splitk;
-  s.reduction = int(c.reduction);
-  s.fast_accum = c.fast_accum;
-  s.fitted_parts = int(c.fit_parts);
-  s.swap_ab = true;
-  s.custom = int(c.custom);
-  return s;
-}
-
 std::string format_config(const AlgoConfig& c) {
   std::ostringstream os;
   os << "algo=" << c.algo_id << ",tile=";

@@ -12,10 +12,7 @@
 
 #include <cstdint>
 #include <string>
-#include <optional>
 #include <string_view>
-
-#include "fp8gemm/backend.h"
 
 namespace fp8gemm::cublaslt {
 
@@ -63,11 +60,6 @@ bool resolve_at_m(const AlgoConfig& c, int64_t m, uint32_t extra, AlgoConfig& fi
 // ceil(m/h) tiles of h; a fitted one: its parts times the height it resolves to at m); m when
 // the tile has no RxC name.
 int64_t same_tiles_up_to(const AlgoConfig& c, int64_t m);
-
-// The geometry of `c` at M = m (Backend::tactic_shape): cuBLASLt runs the weights on its M side,
-// so a tile's rows run along our N and its columns along our M; the stages' K width (128 where
-// the name gives none) and the cluster ((1, 1) for "auto"). nullopt for a tile without an RxC name.
-std::optional<TacticShape> shape_at(const AlgoConfig& c, int64_t m);
 
 std::string format_config(const AlgoConfig& c);
 // Throws Error(kInvalidArgument) naming the field that does not parse.

@@ -228,15 +228,6 @@ class CublasLtBackend final : public Backend {
     }
   }
 
-  std::optional<TacticShape> tactic_shape(const Problem& p, const Tactic& t) override {
-    if (t.backend != name()) return std::nullopt;
-    try {
-      return cublaslt::shape_at(cublaslt::parse_config(t.config), p.m);
-    } catch (const Error&) {
-      return std::nullopt;
-    }
-  }
-
   size_t workspace_bytes(const Problem& p, const Tactic& t) override {
     return checked_algo(p, t.config).workspace;
   }

@@ -1,5 +1,4 @@
 #include "backends/cutlass/config.h"
-#include "backends/cutlass/config_shape.h"
 
 #include <charconv>
 #include <tuple>
@@ -13,21 +12,6 @@ const char* to_string(Schedule s) {
     case Schedule::Cooperative: return "cooperative";
   }
   return "?";
-}
-
-TacticShape shape_of(const KernelConfig& c) {
-  TacticShape s;
-  s.tile_m = c.swap_ab ? c.tile_n : c.tile_m;
-  s.tile_n = c.swap_ab ? c.tile_m : c.tile_n;
-  s.tile_k = c.tile_k;
-  s.cluster_m = c.swap_ab ? c.cluster_n : c.cluster_m;
-  s.cluster_n = c.swap_ab ? c.cluster_m : c.cluster_n;
-  s.fast_accum = c.fast_accum;
-  s.swap_ab = c.swap_ab;
-  s.stream_k = c.scheduler == TileScheduler::StreamK;
-  s.schedule = c.schedule == Schedule::Pingpong ? 0 : c.schedule == Schedule::Cooperative ? 1 : 2;
-  s.pdl = c.pdl;
-  return s;
 }
 
 const char* to_string(TileScheduler s) { return s == TileScheduler::StreamK ? "streamk" : "persistent"; }

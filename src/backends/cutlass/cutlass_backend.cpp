@@ -5,7 +5,6 @@
 #include <unordered_map>
 
 #include "backends/cutlass/config.h"
-#include "backends/cutlass/config_shape.h"
 #include "backends/cutlass/kernels.h"
 #include "core/cuda_check.h"
 #include "core/shape_box.h"
@@ -127,12 +126,6 @@ class CutlassBackend final : public Backend {
     if (!c) return p.m;
     const int64_t height = c->swap_ab ? c->tile_n : c->tile_m;  // our M is the kernel's N when swapped
     return height > 0 ? (p.m + height - 1) / height * height : p.m;
-  }
-
-  std::optional<TacticShape> tactic_shape(const Problem&, const Tactic& t) override {
-    const std::optional<KernelConfig> c = t.backend == name() ? KernelConfig::parse(t.config) : std::nullopt;
-    if (!c) return std::nullopt;
-    return shape_of(*c);
   }
 
   Verdict can_implement(const Problem& p, const Tactic& t) override {
