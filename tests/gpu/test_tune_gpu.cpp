@@ -263,8 +263,8 @@ TEST(TuneGpu, ReleaseTuningBuffersFreesTheLazyTimer) {
   install_autotuner(ctx);
   auto* sel = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
   ASSERT_NE(sel, nullptr);
-  const Problem p = problem(64, kBigN, kBigK);
-  CallBuffers buffers(p);
+  const Problem p = problem(64, kBigN, kBigK), next = problem(128, kBigN, kBigK);
+  CallBuffers buffers(next);  // for the larger of the two calls
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   ctx.run(p, buffers.args(), stream);
@@ -275,9 +275,9 @@ TEST(TuneGpu, ReleaseTuningBuffersFreesTheLazyTimer) {
   EXPECT_FALSE(sel->has_timer());
   EXPECT_EQ(ctx.stream_workspaces(), streams - 1);
   EXPECT_GE(free_device_bytes(), free_before + kTimerWeightsAtLeast);
-  ctx.run(problem(128, kBigN, kBigK), buffers.args(), stream);  // the next key tunes with a new timer
+  ctx.run(next, buffers.args(), stream);  // the next key tunes with a new timer
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-  EXPECT_TRUE(sel->cache().find(tuning::key_of(problem(128, kBigN, kBigK))));
+  EXPECT_TRUE(sel->cache().find(tuning::key_of(next)));
   release_tuning_buffers(ctx);
   ctx.release_stream(stream);
   cudaStreamDestroy(stream);
