@@ -14,6 +14,7 @@
 #include "fp8gemm/context.h"
 #include "fp8gemm/device.h"
 #include "fp8gemm/error.h"
+#include "fp8gemm/linear.h"
 #include "fp8gemm/types.h"
 #include "fp8gemm/version.h"
 

@@ -36,12 +36,15 @@ struct Problem {
   // returns NOT_SUPPORTED unless both are 16-byte aligned (seen on H200 with cuBLASLt 13.1), so
   // it is part of the problem: backends that need it say so in can_implement.
   int scale_alignment = 16;
+  // A bias [n] of out_type added to every row in float32 before the output is rounded (the linear
+  // layer's; FlashInfer's bmm_fp8 has none). Only backends with a bias epilogue can run it.
+  bool bias = false;
 
   bool empty() const { return batch == 0 || m == 0; }
   double flops() const { return 2.0 * batch * m * n * k; }
   // Fewest bytes any implementation must move: each input once, the output once.
   double min_bytes() const;
-  std::string to_string() const;  // "b=1 m=16 n=6144 k=4096 e4m3xe4m3->bf16 align=16"
+  std::string to_string() const;  // "b=1 m=16 n=6144 k=4096 e4m3xe4m3->bf16 align=16[ bias]"
   bool operator==(const Problem& o) const;
   bool operator<(const Problem& o) const;  // a strict order over every field (map keys)
 };
@@ -68,6 +71,7 @@ struct GemmArgs {
   const float* a_scale = nullptr;
   const float* b_scale = nullptr;
   void* out = nullptr;
+  const void* bias = nullptr;  // [n] of the output type when Problem::bias, else unused
 };
 
 // Device scratch of one call. `ptr` is scratch that any launch may overwrite. `flags` are words

@@ -22,6 +22,12 @@ HostInputs random_inputs(const Problem& p, uint64_t seed) {
   for (auto& v : in.b) v = fp8_encode(normal(rng), p.b_type);
   in.a_scale = scale(rng);
   in.b_scale = scale(rng);
+  if (p.bias) {
+    // Of the outputs' own size (sqrt(k) for unit-normal operands), so that a lost bias shows.
+    std::normal_distribution<float> bias(0.0f, float(std::sqrt(double(p.k))));
+    in.bias.resize(size_t(p.n));
+    for (auto& v : in.bias) v = p.out_type == DType::kBF16 ? float_to_bf16(bias(rng)) : float_to_fp16(bias(rng));
+  }
   return in;
 }
 
@@ -51,7 +57,7 @@ Reference reference_gemm(const Problem& p, const HostInputs& in) {
           acc += prod;
           abs_acc += std::fabs(prod);
         }
-        ref.out[row * p.n + n] = s * acc;
+        ref.out[row * p.n + n] = s * acc + (p.bias ? decode_element(in.bias.data(), size_t(n), p.out_type) : 0.0);
         ref.abs_sum[row * p.n + n] = s * abs_acc;
       }
     }

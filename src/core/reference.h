@@ -13,14 +13,15 @@ namespace fp8gemm {
 struct HostInputs {
   std::vector<uint8_t> a, b;
   float a_scale = 1, b_scale = 1;
+  std::vector<uint16_t> bias;  // [n] bits of the output type when Problem::bias
 };
 
 // Fresh random FP8 inputs: values spread over several binades with random signs (never zeros
-// everywhere), plus random scales in [0.5, 2).
+// everywhere), plus random scales in [0.5, 2), and a bias when the problem has one.
 HostInputs random_inputs(const Problem& p, uint64_t seed);
 
 struct Reference {
-  std::vector<double> out;      // a_scale * b_scale * sum_k A*B, exact in float64
+  std::vector<double> out;      // a_scale * b_scale * sum_k A*B (+ bias[n]), exact in float64
   std::vector<double> abs_sum;  // a_scale * b_scale * sum_k |A*B|, sets the accumulation tolerance
 };
 

@@ -36,7 +36,8 @@ std::ostream& operator<<(std::ostream& os, DType t) { return os << to_string(t);
 
 double Problem::min_bytes() const {
   return double(batch) * (double(n) * k * dtype_bytes(b_type) + double(m) * k * dtype_bytes(a_type) +
-                          double(m) * n * dtype_bytes(out_type));
+                          double(m) * n * dtype_bytes(out_type)) +
+         (bias ? double(n) * dtype_bytes(out_type) : 0.0);
 }
 
 std::string Problem::to_string() const {
@@ -45,18 +46,19 @@ std::string Problem::to_string() const {
      << "x" << fp8gemm::to_string(b_type) << "->" << fp8gemm::to_string(out_type)
      << " align=" << alignment;
   if (scale_alignment != 16) os << " scale_align=" << scale_alignment;
+  if (bias) os << " bias";
   return os.str();
 }
 
 bool Problem::operator==(const Problem& o) const {
   return batch == o.batch && m == o.m && n == o.n && k == o.k && a_type == o.a_type &&
          b_type == o.b_type && out_type == o.out_type && alignment == o.alignment &&
-         scale_alignment == o.scale_alignment;
+         scale_alignment == o.scale_alignment && bias == o.bias;
 }
 
 bool Problem::operator<(const Problem& o) const {
   auto key = [](const Problem& p) {
-    return std::tie(p.batch, p.m, p.n, p.k, p.a_type, p.b_type, p.out_type, p.alignment, p.scale_alignment);
+    return std::tie(p.batch, p.m, p.n, p.k, p.a_type, p.b_type, p.out_type, p.alignment, p.scale_alignment, p.bias);
   };
   return key(*this) < key(o);
 }

@@ -143,4 +143,76 @@ Problem validate(const BmmFp8Args& args, const DeviceInfo& device, const Pointer
   return checked;
 }
 
+Problem validate(const LinearArgs& args, const DeviceInfo& device, const PointerInspector& inspect) {
+  FP8GEMM_REQUIRE(args.x_type == DType::kBF16 || args.x_type == DType::kFP16, kInvalidArgument,
+                  "x_type must be bf16 or fp16 (the activations the layer quantizes), got ", args.x_type);
+  FP8GEMM_REQUIRE(is_fp8(args.w_type), kInvalidArgument, "w_type must be e4m3 or e5m2, got ", args.w_type);
+  const bool dynamic = args.scale == ActivationScale::kDynamic;
+  BmmFp8Args gemm;  // the GEMM on the quantized activations, which live in the scratch
+  gemm.a = args.scratch;
+  gemm.b = args.w;
+  gemm.a_scale = args.x_scale;
+  gemm.b_scale = args.w_scale;
+  gemm.out = args.out;
+  gemm.m = args.m, gemm.n = args.n, gemm.k = args.k;
+  gemm.a_type = DType::kE4M3, gemm.b_type = args.w_type, gemm.out_type = args.out_type;
+  Problem p = validate_problem(gemm, device);
+  if (p.empty()) {
+    // Nothing is read or written, but a dynamic scale (that of an empty x).
+    if (dynamic) require_device_pointer("x_scale", args.x_scale, device, inspect);
+    p.bias = args.bias != nullptr;
+    return p;
+  }
+  // Named as the layer's arguments, before validate() speaks of the GEMM's a and a_scale.
+  for (const auto& [name, ptr] : {std::pair<const char*, const void*>{"x", args.x}, {"w", args.w},
+                                   {"w_scale", args.w_scale}, {"x_scale", args.x_scale}, {"out", args.out},
+                                   {"scratch", args.scratch}})
+    require_device_pointer(name, ptr, device, inspect);
+  for (const auto& [name, ptr] : {std::pair<const char*, const void*>{"x", args.x}, {"w", args.w}, {"out", args.out},
+                                   {"scratch", args.scratch}})
+    require_aligned(name, ptr);
+  FP8GEMM_REQUIRE(reinterpret_cast<uintptr_t>(args.x_scale) % 4 == 0, kInvalidArgument,
+                  "x_scale must be 4-byte aligned (a float32)");
+  FP8GEMM_REQUIRE(reinterpret_cast<uintptr_t>(args.w_scale) % 4 == 0, kInvalidArgument,
+                  "w_scale must be 4-byte aligned (a float32)");
+  const size_t x_bytes = size_t(p.m * p.k) * dtype_bytes(args.x_type);
+  const size_t fp8_bytes = size_t(p.m * p.k);
+  const size_t out_bytes = size_t(p.m * p.n) * dtype_bytes(p.out_type);
+  const size_t w_bytes = size_t(p.n * p.k);
+  const size_t bias_bytes = size_t(p.n) * dtype_bytes(p.out_type);
+  for (const auto& [name, span] : {std::pair<const char*, std::pair<const void*, size_t>>{"scratch", {args.scratch, fp8_bytes}},
+                                   {"w", {args.w, w_bytes}}, {"w_scale", {args.w_scale, 4}}, {"x_scale", {args.x_scale, 4}}})
+    FP8GEMM_REQUIRE(!overlaps(args.out, out_bytes, span.first, span.second), kInvalidArgument, "out overlaps ", name,
+                    ": the output must not alias another argument");
+  p = validate(gemm, device, inspect);  // the GEMM's own rules (its alignment classes among them)
+  if (args.bias) {
+    require_device_pointer("bias", args.bias, device, inspect);
+    require_aligned("bias", args.bias);
+    FP8GEMM_REQUIRE(!overlaps(args.out, out_bytes, args.bias, bias_bytes), kInvalidArgument,
+                    "out overlaps bias: the output must not alias an input");
+    p.bias = true;
+  }
+  FP8GEMM_REQUIRE(!overlaps(args.out, out_bytes, args.x, x_bytes), kInvalidArgument,
+                  "out overlaps x: the output must not alias an input");
+  FP8GEMM_REQUIRE(!overlaps(args.scratch, fp8_bytes, args.x, x_bytes), kInvalidArgument,
+                  "scratch overlaps x: the quantized activations must not overwrite the activations");
+  const std::pair<const char*, std::pair<const void*, size_t>> written_by_quantize[] = {
+      {"w", {args.w, w_bytes}}, {"w_scale", {args.w_scale, 4}}, {"bias", {args.bias, bias_bytes}}};
+  for (const auto& [name, span] : written_by_quantize)
+    FP8GEMM_REQUIRE(!span.first || !overlaps(args.scratch, fp8_bytes, span.first, span.second), kInvalidArgument,
+                    "scratch overlaps ", name, ": the quantized activations must not overwrite an input");
+  if (dynamic) {
+    const std::pair<const char*, std::pair<const void*, size_t>> read[] = {
+        {"x", {args.x, x_bytes}},       {"w", {args.w, w_bytes}},           {"w_scale", {args.w_scale, 4}},
+        {"bias", {args.bias, bias_bytes}}, {"scratch", {args.scratch, fp8_bytes}}, {"out", {args.out, out_bytes}}};
+    for (const auto& [name, span] : read)
+      FP8GEMM_REQUIRE(!span.first || !overlaps(args.x_scale, 4, span.first, span.second), kInvalidArgument,
+                      "x_scale overlaps ", name, ": a dynamic x_scale is written and must not alias another argument");
+  } else {
+    FP8GEMM_REQUIRE(!overlaps(args.scratch, fp8_bytes, args.x_scale, 4), kInvalidArgument,
+                    "scratch overlaps x_scale: the quantized activations must not overwrite an input");
+  }
+  return p;
+}
+
 }  // namespace fp8gemm

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "fp8gemm/fp8gemm.h"
+#include "fp8gemm/linear.h"
 
 namespace fp8gemm {
 
@@ -21,5 +22,10 @@ PointerInfo inspect_cuda_pointer(const void* ptr);
 Problem validate_problem(const BmmFp8Args& args, const DeviceInfo& device);
 // Everything: validate_problem, then (for a non-empty problem) every pointer rule.
 Problem validate(const BmmFp8Args& args, const DeviceInfo& device, const PointerInspector& inspect);
+
+// The linear layer's rules (include/fp8gemm/linear.h): the GEMM on its quantized activations
+// (scratch) as validate() checks it, with the bias, then x's dtype and the pointers the GEMM does
+// not see. Returns that GEMM's problem.
+Problem validate(const LinearArgs& args, const DeviceInfo& device, const PointerInspector& inspect);
 
 }  // namespace fp8gemm

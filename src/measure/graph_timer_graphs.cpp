@@ -28,8 +28,9 @@ void GraphTimer::Impl::prepare(const Problem& p) {
   // be freed while it runs.
   const size_t a_bytes = size_t(p.batch * p.m * p.k) * dtype_bytes(p.a_type);
   const size_t out_bytes = size_t(p.batch * p.m * p.n) * dtype_bytes(p.out_type);
+  const size_t bias_bytes = p.bias ? size_t(p.n) * dtype_bytes(p.out_type) : 0;
   const bool new_weights = !have_weights || !same_weights(weight_key, p);
-  if (new_weights || a.bytes() < a_bytes || out.bytes() < out_bytes) drain_heater();
+  if (new_weights || a.bytes() < a_bytes || out.bytes() < out_bytes || bias.bytes() < bias_bytes) drain_heater();
   if (new_weights) {
     weights = DeviceBuffer();
     have_weights = false;
@@ -45,6 +46,11 @@ void GraphTimer::Impl::prepare(const Problem& p) {
   ensure_size(a, a_bytes);
   measure_kernels::fill_random_fp8(a.get(), a_bytes, p.a_type, options.seed + 1 + ++draws, stream);
   ensure_size(out, out_bytes);
+  if (p.bias) {
+    // Random e4m3 codes read as bf16/fp16 pairs are finite: their exponent bits stay below all-ones.
+    ensure_size(bias, bias_bytes);
+    measure_kernels::fill_random_fp8(bias.get(), bias_bytes, DType::kE4M3, options.seed + 2, stream);
+  }
   if (!(memo_problem == p)) {
     memo_problem = p;
     calls_memo.clear();
@@ -56,7 +62,7 @@ void GraphTimer::Impl::prepare(const Problem& p) {
 GemmArgs GraphTimer::Impl::args(int call, int first_copy, void* output) const {
   const int copy = (first_copy + call) % copies;
   const auto* w = static_cast<const uint8_t*>(weights.get()) + size_t(copy) * copy_stride;
-  return GemmArgs{a.get(), w, scales.as<float>(), scales.as<float>() + 4, output};
+  return GemmArgs{a.get(), w, scales.as<float>(), scales.as<float>() + 4, output, bias.get()};
 }
 
 float GraphTimer::Impl::elapsed_ms(cudaEvent_t start, cudaEvent_t stop) {

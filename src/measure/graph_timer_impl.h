@@ -53,7 +53,7 @@ struct GraphTimer::Impl {
   int copies = 0;
   int weight_allocations = 0;
 
-  DeviceBuffer a, out, out_ref, scales, scratch, flush;
+  DeviceBuffer a, out, out_ref, scales, scratch, flush, bias;
   uint64_t draws = 0;  // seeds fresh activations per measurement
 
   // Calls per replay already probed for the current problem, by tactic name.

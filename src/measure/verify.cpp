@@ -15,7 +15,7 @@ bool tactic_uses_fast_accum(const Tactic& t) {
 constexpr size_t kScaleStride = 16;  // bytes between a_scale and b_scale
 
 struct VerifyCase::Buffers {
-  DeviceBuffer a, b, scales, out;
+  DeviceBuffer a, b, scales, out, bias;
 };
 
 VerifyCase::VerifyCase(const Problem& p, uint64_t seed) : problem_(p), buffers_(std::make_unique<Buffers>()) {
@@ -33,6 +33,10 @@ VerifyCase::VerifyCase(const Problem& p, uint64_t seed) : problem_(p), buffers_(
   s[0] = in.a_scale;
   s[kScaleStride / sizeof(float)] = in.b_scale;
   d.scales.upload(s, sizeof s);
+  if (p.bias) {
+    d.bias = DeviceBuffer(in.bias.size() * sizeof(uint16_t));
+    d.bias.upload(in.bias.data(), d.bias.bytes());
+  }
 }
 
 VerifyCase::~VerifyCase() = default;
@@ -42,7 +46,7 @@ CheckResult VerifyCase::run(Context& ctx, const Tactic& t, cudaStream_t stream) 
   // All-ones bytes are NaN in bf16 and fp16: an element the kernel does not write fails.
   FP8GEMM_CUDA_CHECK(cudaMemsetAsync(d.out.get(), 0xFF, d.out.bytes(), stream));
   GemmArgs args{d.a.get(), d.b.get(), d.scales.as<float>(), d.scales.as<float>() + kScaleStride / sizeof(float),
-                d.out.get()};
+                d.out.get(), d.bias.get()};
   ctx.run_tactic(problem_, t, args, stream);
   FP8GEMM_CUDA_CHECK(cudaGetLastError());
   FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));

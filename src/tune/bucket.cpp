@@ -49,13 +49,14 @@ TuneKey key_of(const Problem& p) {
   k.k = p.k;
   k.alignment = alignment_class(p.alignment);
   k.scale_alignment = p.scale_alignment;
+  k.bias = p.bias;
   return k;
 }
 
 namespace {
 auto fields(const TuneKey& k) {
   return std::tie(k.op, k.a_type, k.b_type, k.out_type, k.batch, k.m_bucket, k.n, k.k, k.alignment,
-                  k.scale_alignment);
+                  k.scale_alignment, k.bias);
 }
 }  // namespace
 
@@ -68,6 +69,7 @@ std::string TuneKey::to_string() const {
      << fp8gemm::to_string(out_type) << " b=" << batch << " m<=" << m_bucket << " n=" << n
      << " k=" << k << " align=" << alignment;
   if (scale_alignment != 16) os << " scale_align=" << scale_alignment;
+  if (bias) os << " bias";
   return os.str();
 }
 
@@ -106,6 +108,7 @@ Problem TuneKey::representative() const {
   p.out_type = out_type;
   p.alignment = alignment;
   p.scale_alignment = scale_alignment;
+  p.bias = bias;
   return p;
 }
 

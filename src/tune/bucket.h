@@ -19,8 +19,9 @@ struct TuneKey {
   int64_t batch = 1, m_bucket = 1, n = 0, k = 0;
   int alignment = 16;
   int scale_alignment = 16;  // Problem::scale_alignment (cuBLASLt needs 16)
+  bool bias = false;         // Problem::bias: only backends with a bias epilogue compete
 
-  // "bmm_fp8 e4m3xe4m3->bf16 b=1 m<=16 n=6144 k=4096 align=16": the cache entry's identity.
+  // "bmm_fp8 e4m3xe4m3->bf16 b=1 m<=16 n=6144 k=4096 align=16[ bias]": the cache entry's identity.
   std::string to_string() const;
   // The problem a key is tuned on: M = the bucket's upper edge.
   Problem representative() const;

@@ -66,6 +66,14 @@ std::string string_field(const json& j, const char* name) {
   return v.get<std::string>();
 }
 
+// An optional true/false (`absent` when missing).
+bool bool_field(const json& j, const char* name, bool absent) {
+  const auto it = j.find(name);
+  if (it == j.end()) return absent;
+  if (!it->is_boolean()) throw std::runtime_error(std::string(name) + " is " + shown(*it) + ", not true or false");
+  return it->get<bool>();
+}
+
 // A time in microseconds (optional: 0 when absent).
 double micros_field(const json& j, const char* name) {
   const auto it = j.find(name);
@@ -100,6 +108,7 @@ ordered to_json(const CacheEntry& e) {
                {"out", to_string(k.out_type)}, {"batch", k.batch}, {"m_bucket", k.m_bucket}, {"n", k.n},
                {"k", k.k}, {"alignment", k.alignment}, {"scale_alignment", k.scale_alignment},
                {"tactic", e.tactic}, {"us", e.us}, {"default", e.default_tactic}, {"default_us", e.default_us}};
+  if (k.bias) j["bias"] = true;  // absent: no bias (files written before bias keys parse as they were)
   if (!e.segments.empty()) {
     j["segments"] = ordered::array();
     for (const CacheSegment& s : e.segments) j["segments"].push_back({{"m_max", s.m_max}, {"tactic", s.tactic}});
@@ -127,6 +136,7 @@ CacheEntry entry_from(const json& j) {
   e.key.k = integer_field(j, "k", 1, kInt32Max);
   e.key.alignment = alignment_field(j, "alignment");
   e.key.scale_alignment = j.contains("scale_alignment") ? alignment_field(j, "scale_alignment") : 16;
+  e.key.bias = bool_field(j, "bias", false);
   e.tactic = string_field(j, "tactic");
   e.us = micros_field(j, "us");
   e.default_tactic = j.contains("default") ? string_field(j, "default") : std::string();

@@ -24,6 +24,7 @@ struct CheckOptions {
   int64_t batch = 1;  // of the --shape problems (the built-in set mixes batches)
   uint64_t seed = 1;
   bool quiet = false;
+  bool bias = false;  // every problem with a bias (the linear layer's epilogue)
 };
 
 // Built-in shapes: odd and tiny m, b > 1, every dtype pair and both out types, small enough that
@@ -88,7 +89,8 @@ void run_check(const CheckOptions& o) {
     BmmFp8Args args;
     args.batch = requested.batch, args.m = requested.m, args.n = requested.n, args.k = requested.k;
     args.a_type = requested.a_type, args.b_type = requested.b_type, args.out_type = requested.out_type;
-    const Problem p = validate_problem(args, ctx.device());
+    Problem p = validate_problem(args, ctx.device());
+    p.bias = o.bias;
     VerifyCase vcase(p, seed++);
     for (Backend* b : ctx.backends()) {
       if (!backend_selected(selected, b->name()) || !b->available()) continue;
@@ -137,6 +139,7 @@ const CommandRegistrar kRegister([](CLI::App& app) {
       ->capture_default_str()
       ->check(integer_in(0, std::numeric_limits<int64_t>::max()));
   cmd->add_flag("--quiet", o.quiet, "print failures only");
+  cmd->add_flag("--bias", o.bias, "every problem with a bias [n] (only backends with a bias epilogue list tactics)");
   cmd->callback([] { run_check(o); });
 });
 

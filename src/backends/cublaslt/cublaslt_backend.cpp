@@ -45,7 +45,9 @@ struct Descriptors {
   cublasLtMatmulDescOpaque_t op;
   cublasLtMatrixLayoutOpaque_t a, b, c, d;
 
-  Descriptors(const cublaslt::MatmulSettings& s, const float* lt_a_scale, const float* lt_b_scale) {
+  // `bias`: the bias vector when s.bias (queries pass any non-null device pointer).
+  Descriptors(const cublaslt::MatmulSettings& s, const float* lt_a_scale, const float* lt_b_scale,
+              const void* bias) {
     LT_CHECK(cublasLtMatmulDescInit(&op, s.compute, s.scale_type));
     set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_TRANSA, s.transa);
     set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_TRANSB, s.transb);
@@ -54,6 +56,11 @@ struct Descriptors {
     set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, s.fast_accum);
     set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, s.a_scale_mode);
     set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, s.b_scale_mode);
+    if (s.bias) {
+      set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
+      set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+      set_attr(cublasLtMatmulDescSetAttribute, &op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, s.bias_type);
+    }
     layout(&a, s.a);
     layout(&b, s.b);
     layout(&c, s.c);
@@ -112,8 +119,8 @@ class CublasLtBackend final : public Backend {
         floor_workspace_(cublaslt::floor_workspace_bytes(std::getenv("CUBLASLT_WORKSPACE_SIZE"),
                                                           options.workspace_bytes)) {
     LT_CHECK(cublasLtCreate(&handle_));
-    // Queries (heuristics, AlgoCheck) never dereference scale pointers, but must see non-null
-    // ones so that they pick kernels with the scaling epilogue the real call uses.
+    // Queries (heuristics, AlgoCheck) never dereference scale or bias pointers, but must see
+    // non-null ones so that they pick kernels with the epilogue the real call uses.
     if (cudaMalloc(reinterpret_cast<void**>(&query_scales_), 2 * sizeof(float)) != cudaSuccess) {
       cudaGetLastError();
       cublasLtDestroy(handle_);
@@ -235,7 +242,7 @@ class CublasLtBackend final : public Backend {
   void run(const Problem& p, const Tactic& t, const GemmArgs& args, Workspace ws, cudaStream_t stream) override {
     const CheckedAlgo& c = checked_algo(p, t.config);
     FP8GEMM_REQUIRE(c.verdict.ok, kUnsupported, "tactic ", t.name(), " cannot run ", p, ": ", c.verdict.reason);
-    Descriptors d(cublaslt::matmul_settings(p, c.config.fast_accum), args.b_scale, args.a_scale);
+    Descriptors d(cublaslt::matmul_settings(p, c.config.fast_accum), args.b_scale, args.a_scale, args.bias);
     const float alpha = 1.0f, beta = 0.0f;
     LT_CHECK(cublasLtMatmul(handle_, &d.op, &alpha, args.b, &d.a, args.a, &d.b, &beta, args.out, &d.c,
                             args.out, &d.d, &c.algo, ws.ptr, ws.bytes, stream));
@@ -268,7 +275,7 @@ class CublasLtBackend final : public Backend {
 
   std::vector<cublasLtMatmulHeuristicResult_t> heuristics(const Problem& p, bool fast_accum, int count,
                                                           const cublaslt::PreferenceSettings& preference) {
-    Descriptors d(cublaslt::matmul_settings(p, fast_accum), query_scales_, query_scales_ + 1);
+    Descriptors d(cublaslt::matmul_settings(p, fast_accum), query_scales_, query_scales_ + 1, query_scales_);
     Preference pref(preference);
     std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(count));
     int returned = 0;
@@ -294,7 +301,7 @@ class CublasLtBackend final : public Backend {
                                  &n_ids) != CUBLAS_STATUS_SUCCESS)
       return {};
     std::vector<cublasLtMatmulAlgo_t> out;
-    Descriptors d(cublaslt::matmul_settings(p, true), query_scales_, query_scales_ + 1);
+    Descriptors d(cublaslt::matmul_settings(p, true), query_scales_, query_scales_ + 1, query_scales_);
     for (int i = 0; i < n_ids && out.size() < kMaxEnumerated; ++i) {
       cublasLtMatmulAlgo_t algo;
       if (cublasLtMatmulAlgoInit(handle_, CUBLAS_COMPUTE_32F, CUDA_R_32F, cuda_type(p.b_type), cuda_type(p.a_type),
@@ -349,7 +356,7 @@ class CublasLtBackend final : public Backend {
     }
     try {
       cublaslt::write_config(c.algo, c.config);
-      Descriptors d(cublaslt::matmul_settings(p, c.config.fast_accum), query_scales_, query_scales_ + 1);
+      Descriptors d(cublaslt::matmul_settings(p, c.config.fast_accum), query_scales_, query_scales_ + 1, query_scales_);
       cublasLtMatmulHeuristicResult_t result{};
       cublasStatus_t st = cublasLtMatmulAlgoCheck(handle_, &d.op, &d.a, &d.b, &d.c, &d.d, &c.algo, &result);
       if (st != CUBLAS_STATUS_SUCCESS) {

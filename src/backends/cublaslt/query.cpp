@@ -45,6 +45,8 @@ MatmulSettings matmul_settings(const Problem& p, bool fast_accum) {
   s.b = layout(p.a_type, p.k, p.m, p.batch);
   s.c = layout(p.out_type, p.n, p.m, p.batch);
   s.d = s.c;
+  s.bias = p.bias;
+  s.bias_type = cuda_type(p.out_type);
   return s;
 }
 

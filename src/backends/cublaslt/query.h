@@ -35,6 +35,10 @@ struct MatmulSettings {
   int32_t a_scale_mode = 0, b_scale_mode = 0;
   // Lt's A is our B (the weight), Lt's B our A, C and D our out.
   LayoutSettings a, b, c, d;
+  // Problem::bias: CUBLASLT_EPILOGUE_BIAS with a bias of this type (the output type, as torch
+  // requires), one value per row of Lt's D (our n), added before the output is rounded.
+  bool bias = false;
+  cudaDataType_t bias_type = CUDA_R_16BF;
 };
 
 struct PreferenceSettings {

@@ -119,7 +119,7 @@ class CudnnBackend final : public Backend {
   // makes a whole-suite tune noticeably longer (docs/decisions/backends.md). The option lists per
   // problem.
   std::vector<Tactic> tactics(const Problem& p) override {
-    if (!availability_ || p.empty()) return {};
+    if (!availability_ || p.empty() || p.bias) return {};
     const int signature = int(p.a_type) * 16 + int(p.b_type) * 4 + int(p.out_type);
     if (!list_compiled_) {
       std::shared_lock lock(mutex_);
@@ -137,6 +137,7 @@ class CudnnBackend final : public Backend {
   // builds: a caller that names backend "cudnn" gets a plan whatever its cost.
   Tactic default_tactic(const Problem& p) override {
     FP8GEMM_REQUIRE(availability_.ok, kNotAvailable, "cudnn is not available: ", availability_.reason);
+    FP8GEMM_REQUIRE(!p.bias, kUnsupported, kNoBias);
     const Listing& l = listing(p);
     if (!l.tactics.empty()) return l.tactics.front();
     std::string why = l.why_none;
@@ -151,6 +152,7 @@ class CudnnBackend final : public Backend {
   Verdict can_implement(const Problem& p, const Tactic& t) override {
     if (t.backend != name()) return Verdict::no("not a cudnn tactic: " + t.name());
     if (!availability_) return availability_;
+    if (p.bias) return Verdict::no(kNoBias);
     return built(p, t.config).verdict;  // a malformed name is refused there, with the parser's rule
   }
 
@@ -182,6 +184,8 @@ class CudnnBackend final : public Backend {
 
  private:
   static constexpr int kMaxListed = 8;
+  // The graph is a plain matmul with scales: a bias would be another pointwise node.
+  static constexpr const char* kNoBias = "the cudnn graph has no bias node";
   static constexpr int kMaxRuntimeCompiled = 2;
 
   struct Listing {

@@ -140,6 +140,7 @@ class CutlassBackend final : public Backend {
       return Verdict::no("e5m2 x e5m2 is not supported (FlashInfer bmm_fp8 rejects it too)");
     if (p.out_type != DType::kBF16 && p.out_type != DType::kFP16)
       return Verdict::no(detail::cat("out must be bf16 or fp16; got ", p.out_type));
+    if (p.bias) return Verdict::no("the CUTLASS kernels are built without a bias epilogue");
     const KernelVariant* v = find_variant(row->id, p);
     if (v && built.pdl && !v->pdl_capable)
       return Verdict::no(detail::cat(t.config, ": stream-K kernels are built without GDC (CUTLASS 4.2's stream-K GDC "

@@ -38,6 +38,7 @@ class MidMBackend final : public Backend {
 
   Tactic default_tactic(const Problem& p) override {
     FP8GEMM_REQUIRE(availability_.ok, kUnsupported, "mid_m is not available: ", availability_.reason);
+    FP8GEMM_REQUIRE(!p.bias, kUnsupported, "mid_m has no bias epilogue");
     return {name(), mid_m::default_config(p, limits_).to_string()};
   }
 

@@ -22,6 +22,7 @@ Verdict can_implement(const Problem& p, const Config& c, const DeviceLimits& d) 
   if (!is_fp8(p.a_type) || !is_fp8(p.b_type)) return Verdict::no("A and B must be FP8");
   if (p.a_type == DType::kE5M2 && p.b_type == DType::kE5M2) return Verdict::no("e5m2 x e5m2 is not supported");
   if (p.out_type != DType::kBF16 && p.out_type != DType::kFP16) return Verdict::no("out must be bf16 or fp16");
+  if (p.bias) return Verdict::no("mid_m has no bias epilogue");
   if (p.alignment < 16) return Verdict::no("A, B and out must be 16-byte aligned (TMA global addresses)");
   if (c.splitk > k_steps(p, c))
     return Verdict::no("splitk must be <= ceil(k / (128 * kstage)): every split needs a stage of K to read");

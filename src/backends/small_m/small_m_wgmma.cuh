@@ -72,9 +72,11 @@ struct Params {
   // kblocks=B: units per ring stage (1 otherwise), each laid out as a one-unit stage `kb_bytes`
   // apart (stage_bytes = B * kb_bytes + pad; w_bytes and stage_tx are per unit).
   int stage_kblocks, kb_bytes;
+  // [n] of the output type, added to each output in float32 before it is rounded; null: none.
+  const void* bias;
   // Unused: keeps the parameter block at the size the kernels were built and measured with (ptxas
   // compiles them differently for a smaller one).
-  int64_t reserved[3];
+  int64_t reserved[2];
 };
 
 // One stage of the TMA-layout ring (the TMA, cp.async and persistent kernels): 128 bytes of K of
@@ -224,14 +226,19 @@ __device__ __forceinline__ void consume_k_blocks(float (&acc)[NP / 2], int nkb, 
   finish_chains(acc, acc2);
 }
 
-// Writes v to output element (m, n) of the batch starting at out_base (bf16 or fp16), if it is
-// inside the output.
+// Writes v (+ bias[n]) to output element (m, n) of the batch starting at out_base (bf16 or fp16),
+// if it is inside the output.
 template <class P>
 __device__ __forceinline__ void store_output(const P& p, int64_t out_base, int m, int n, float v) {
   if (n >= p.n || m >= p.m) return;
   const int64_t o = out_base + int64_t(m) * p.n + n;
-  if (p.out_fp16) static_cast<__half*>(p.out)[o] = __float2half_rn(v);
-  else static_cast<__nv_bfloat16*>(p.out)[o] = __float2bfloat16_rn(v);
+  if (p.out_fp16) {
+    if (p.bias) v += __half2float(static_cast<const __half*>(p.bias)[n]);
+    static_cast<__half*>(p.out)[o] = __float2half_rn(v);
+  } else {
+    if (p.bias) v += __bfloat162float(static_cast<const __nv_bfloat16*>(p.bias)[n]);
+    static_cast<__nv_bfloat16*>(p.out)[o] = __float2bfloat16_rn(v);
+  }
 }
 
 // Writes scale * v, accumulator i of consumer thread tc, to out. Fragment of m64nNP f32:

@@ -125,6 +125,7 @@ inline Params params_of(const LaunchArgs& l, const LaunchShape& shape) {
   kp.stage_tx = layout.tx_bytes;
   kp.stage_kblocks = c.kblocks;
   kp.kb_bytes = layout.unit_bytes;
+  kp.bias = pr.bias ? l.args.bias : nullptr;
   return kp;
 }
 

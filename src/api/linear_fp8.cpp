@@ -1,0 +1,61 @@
+// The linear layer's entry point: validate, choose the GEMM, quantize the activations with
+// src/quantize's kernels, then run the GEMM on them with the bias in its epilogue.
+#include "core/cuda_check.h"
+#include "core/validate.h"
+#include "fp8gemm/fp8gemm.h"
+#include "fp8gemm/linear.h"
+#include "api/linear_run.h"
+#include "quantize/quantize.h"
+
+namespace fp8gemm {
+
+namespace {
+
+// The quantized activations' bytes in the scratch, before the dynamic path's partial maxima.
+size_t fp8_bytes(int64_t m, int64_t k) { return (size_t(m * k) + 255) / 256 * 256; }
+
+}  // namespace
+
+const char* to_string(ActivationScale s) { return s == ActivationScale::kStatic ? "static" : "dynamic"; }
+
+size_t linear_scratch_bytes(int64_t m, int64_t k, ActivationScale scale, int sm_count) {
+  FP8GEMM_REQUIRE(m >= 0 && k >= 0, kInvalidArgument, "linear_scratch_bytes: m and k must be >= 0, got ", m, ", ",
+                  k);
+  const size_t partials = scale == ActivationScale::kDynamic ? quantize::dynamic_scratch_bytes(m * k, sm_count) : 0;
+  return fp8_bytes(m, k) + partials;
+}
+
+Problem validate(const LinearArgs& args, const DeviceInfo& device) {
+  return validate(args, device, inspect_cuda_pointer);
+}
+
+void linear_fp8(const LinearArgs& args, cudaStream_t stream, const std::string& backend, Context* ctx) {
+  if (!ctx) ctx = &default_context();
+  int current = -1;
+  FP8GEMM_CUDA_CHECK(cudaGetDevice(&current));
+  FP8GEMM_REQUIRE(current == ctx->device().device, kInvalidArgument, "the current device is GPU ", current,
+                  " but the context belongs to GPU ", ctx->device().device,
+                  ": call cudaSetDevice first or pass that device's context");
+  run_linear(*ctx, args, validate(args, ctx->device()), stream, backend);
+}
+
+void run_linear(Context& ctx, const LinearArgs& args, const Problem& p, cudaStream_t stream,
+                const std::string& backend) {
+  const int sms = ctx.device().sm_count;
+  const bool dynamic = args.scale == ActivationScale::kDynamic;
+  if (p.empty()) {
+    if (dynamic) quantize::launch_dynamic(nullptr, args.x_type, 0, args.x_scale, nullptr, nullptr, sms, stream);
+    return;
+  }
+  // The GEMM's choice first: a backend or tactic that cannot run the layer fails before any GPU work.
+  ctx.resolve(p, backend, stream);
+  const int64_t count = p.m * p.k;
+  if (dynamic)
+    quantize::launch_dynamic(args.x, args.x_type, count, args.x_scale, args.scratch,
+                             static_cast<char*>(args.scratch) + fp8_bytes(p.m, p.k), sms, stream);
+  else
+    quantize::launch_static(args.x, args.x_type, count, args.x_scale, args.scratch, sms, stream);
+  ctx.run(p, GemmArgs{args.scratch, args.w, args.x_scale, args.w_scale, args.out, args.bias}, stream, backend);
+}
+
+}  // namespace fp8gemm
