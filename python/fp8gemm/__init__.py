@@ -26,10 +26,10 @@ from . import _library, _log
 from .distributed import DEFAULT_TIMEOUT_S as _DEFAULT_TIMEOUT_S
 
 __all__ = [
-    "bmm_fp8", "gemm_fp8", "autotune", "tune", "explain", "choose", "load_cache", "merge_cache",
+    "bmm_fp8", "gemm_fp8", "linear_fp8", "quantize_fp8", "autotune", "tune", "explain", "choose", "load_cache", "merge_cache",
     "save_cache", "clear_cache", "info", "BACKENDS", "nn", "quantize_", "tune_model", "set_log_choices",
     "default_cache_path", "hf_config_linears", "release_tuning_buffers", "release_stream", "export_entries",
-    "import_entries", "GroupError", "GroupTimeoutError",
+    "import_entries", "GroupError", "GroupTimeoutError", "load_fp8_checkpoint",
 ]
 __version__ = "0.1.0"
 
@@ -42,6 +42,8 @@ _bmm = _ops.bmm_fp8.default
 _bmm_out = _ops.bmm_fp8_out.default
 _gemm = _ops.gemm_fp8.default
 _gemm_out = _ops.gemm_fp8_out.default
+_linear = _ops.linear_fp8.default
+_linear_dynamic = _ops.linear_fp8_dynamic.default
 
 
 def bmm_fp8(A: torch.Tensor, B: torch.Tensor, A_scale: torch.Tensor, B_scale: torch.Tensor,
@@ -66,6 +68,38 @@ def gemm_fp8(A: torch.Tensor, B: torch.Tensor, A_scale: torch.Tensor, B_scale: t
         return _gemm(A, B, A_scale, B_scale, dtype, backend)
     _gemm_out(A, B, A_scale, B_scale, dtype, out, backend)
     return out
+
+
+def linear_fp8(x: torch.Tensor, weight: torch.Tensor, weight_scale: torch.Tensor,
+               input_scale: Optional[torch.Tensor] = None, bias: Optional[torch.Tensor] = None,
+               out_dtype: Optional[torch.dtype] = None, backend: str = "auto", return_scale: bool = False):
+    """The FP8 linear layer in one op: y = e4m3(x / s) @ weight.T * s * weight_scale (+ bias).
+
+    x [..., k] bfloat16/float16, contiguous; weight [n, k] float8 as stored; weight_scale and
+    input_scale float32 CUDA tensors with one element. input_scale None: dynamic, s = amax(|x|) /
+    448 computed on the GPU (no host sync); return_scale=True then returns (y, s). bias [n] in
+    out_dtype (default: x's dtype), added in float32 before the output is rounded. The activations
+    are quantized by fp8gemm's kernel (bit for bit fp8gemm.scaling's rule) and the GEMM is "auto"'s
+    choice for (M bucket, n, k, bias), or `backend`. docs/linear.md."""
+    if _log.log_choices and x.is_cuda and x.dim() >= 1 and weight.dim() == 2:
+        _log.log_choice(1, x.numel() // max(x.shape[-1], 1), weight.shape[0], weight.shape[1], torch.float8_e4m3fn,
+                        weight.dtype, out_dtype or x.dtype, backend)
+    if input_scale is None:
+        y, scale = _linear_dynamic(x, weight, weight_scale, bias, out_dtype, backend)
+        return (y, scale) if return_scale else y
+    if return_scale:
+        raise ValueError("linear_fp8: return_scale=True is for the dynamic scale (input_scale=None); a static "
+                         "input_scale is the scale")
+    return _linear(x, weight, weight_scale, input_scale, bias, out_dtype, backend)
+
+
+def quantize_fp8(x: torch.Tensor, scale: Optional[torch.Tensor] = None):
+    """(x / scale in e4m3, scale): the layer's activation quantization on its own. scale None:
+    dynamic (amax(|x|) / 448, computed on x's device). x bfloat16/float16, contiguous, last dim a
+    multiple of 16; on the GPU fp8gemm's kernel, on the CPU its host reference (the same bits)."""
+    if scale is None:
+        return _ops.quantize_fp8_dynamic.default(x)
+    return _ops.quantize_fp8.default(x, scale), scale
 
 
 @contextlib.contextmanager
@@ -192,6 +226,7 @@ from ._log import set_log_choices  # noqa: E402
 from .quantize import quantize_  # noqa: E402
 from .tuning import default_cache_path, tune_model  # noqa: E402
 from .models import HfConfigLinears, ModelLinear, hf_config_linears  # noqa: E402
+from .checkpoint import load_fp8_checkpoint  # noqa: E402
 
 
 def release_tuning_buffers() -> None:

@@ -1,10 +1,11 @@
-"""fp8gemm.nn.Linear: an inference linear layer, y = x @ W.T (+ bias), on fp8gemm's FP8 GEMM.
+"""fp8gemm.nn.Linear: an inference linear layer, y = x @ W.T (+ bias), on fp8gemm's FP8 linear op.
 
 The weight is FP8 e4m3 [out_features, in_features] with one float32 scale; activations are
 quantized to e4m3 per call with one scale per tensor, either static (calibrated: a buffer) or
-dynamic (amax(|x|) / 448 of each call's input, computed on the GPU: no host sync). The GEMM is
-torch.ops.fp8gemm.gemm_fp8 (its "auto" picks the tuned tactic per shape). The bias, when there
-is one, is one add after the GEMM: the op has no bias argument, so no backend fuses it.
+dynamic (amax(|x|) / 448 of each call's input, computed on the GPU: no host sync). One op,
+torch.ops.fp8gemm.linear_fp8, does the layer: fp8gemm's quantization kernel, then the GEMM "auto"
+picks per shape with the bias in its epilogue (docs/linear.md). float32 inputs are cast to the
+output dtype first (the op quantizes bf16/fp16 activations).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Optional, Union
 import torch
 
 from . import _log
-from .scaling import E4M3, per_tensor_scale, quantize_e4m3, quantize_per_tensor
+from .scaling import E4M3, quantize_per_tensor
 
 __all__ = ["Linear"]
 
@@ -70,6 +71,35 @@ def _static_scale(activation_scale, device) -> Optional[torch.Tensor]:
         return torch.tensor(value, dtype=torch.float32, device=device)
     raise TypeError('fp8gemm.nn.Linear: activation_scale must be "dynamic", a float or a tensor, got '
                     f"{type(activation_scale).__name__}")
+
+
+def _check_fp8_weight(weight) -> None:
+    if not isinstance(weight, torch.Tensor):
+        raise TypeError(f"fp8gemm.nn.Linear.from_fp8: weight must be a tensor, got {type(weight).__name__}")
+    if weight.dtype != E4M3:
+        raise TypeError("fp8gemm.nn.Linear.from_fp8: weight must be torch.float8_e4m3fn (the FP8 weight as stored), "
+                        f"got {weight.dtype}")
+    if weight.dim() != 2:
+        raise ValueError("fp8gemm.nn.Linear.from_fp8: weight must be 2-D [out_features, in_features], got shape "
+                         f"{tuple(weight.shape)}")
+
+
+def _one_scale(name: str, scale, device) -> torch.Tensor:
+    """A checkpoint's per-tensor scale as the 0-d float32 buffer: the value is kept exactly
+    (bfloat16 and float16 convert to float32 without rounding)."""
+    if not isinstance(scale, torch.Tensor):
+        raise TypeError(f"fp8gemm.nn.Linear.from_fp8: {name} must be a tensor, got {type(scale).__name__}")
+    if scale.dtype not in (torch.float32, torch.bfloat16, torch.float16):
+        raise TypeError(f"fp8gemm.nn.Linear.from_fp8: {name} must be float32, bfloat16 or float16, got {scale.dtype}")
+    if scale.numel() != 1:
+        raise ValueError(f"fp8gemm.nn.Linear.from_fp8: {name} must have exactly one element (a per-tensor scale), got "
+                         f"shape {tuple(scale.shape)}: per-channel, per-token or block scales are not supported")
+    scale = scale.detach().to(dtype=torch.float32).reshape(())
+    if not scale.is_meta:
+        value = float(scale)  # load time: one host read per scale
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"fp8gemm.nn.Linear.from_fp8: {name} must be finite and > 0, got {value}")
+    return scale.to(device)
 
 
 class Linear(torch.nn.Module):
@@ -128,6 +158,36 @@ class Linear(torch.nn.Module):
                 layer.bias.copy_(linear.bias.detach())
         return layer
 
+    @classmethod
+    def from_fp8(cls, weight: torch.Tensor, weight_scale: torch.Tensor, input_scale: Optional[torch.Tensor] = None,
+                 bias: Optional[torch.Tensor] = None, out_dtype: torch.dtype = torch.bfloat16,
+                 backend: str = "auto") -> "Linear":
+        """An fp8gemm Linear holding an FP8 checkpoint's tensors as stored (what
+        fp8gemm.load_fp8_checkpoint builds): weight float8_e4m3fn [out_features, in_features], kept
+        as it is (no copy when contiguous: no full-precision weight is ever made); weight_scale and
+        input_scale one element each (0-d or [1], float32/bfloat16/float16; stored as float32 0-d),
+        input_scale None for a dynamic activation scale; bias [out_features], cast to out_dtype.
+        Everything lands on the weight's device. The conventions are ModelOpt's and
+        compressed-tensors': weight ~ weight.float() * weight_scale, x_fp8 = e4m3(x / input_scale)."""
+        _check_fp8_weight(weight)
+        n, k = weight.shape
+        weight_scale = _one_scale("weight_scale", weight_scale, weight.device)
+        if input_scale is not None:
+            input_scale = _one_scale("input_scale", input_scale, weight.device)
+        if bias is not None:
+            if not isinstance(bias, torch.Tensor) or bias.shape != (n,):
+                raise ValueError(f"fp8gemm.nn.Linear.from_fp8: bias must be a tensor of shape [out_features] = [{n}], "
+                                 f"got {tuple(bias.shape) if isinstance(bias, torch.Tensor) else type(bias).__name__}")
+            bias = bias.detach().to(device=weight.device, dtype=_check_out_dtype(out_dtype)).contiguous()
+        # Built on meta (nothing allocated), then given the checkpoint's tensors as its buffers.
+        layer = cls(k, n, bias=bias is not None, out_dtype=out_dtype,
+                    activation_scale="dynamic" if input_scale is None else 1.0, backend=backend, device="meta")
+        layer.weight = weight.detach().contiguous()
+        layer.weight_scale = weight_scale
+        layer.input_scale = input_scale
+        layer.bias = bias
+        return layer
+
     @property
     def dynamic(self) -> bool:
         return self.input_scale is None
@@ -138,27 +198,13 @@ class Linear(torch.nn.Module):
                              f"got shape {tuple(x.shape)}")
         if x.dtype not in INPUT_DTYPES:
             raise TypeError(f"fp8gemm.nn.Linear: input must be bfloat16, float16 or float32, got {x.dtype}")
-        lead = x.shape[:-1]
-        x2 = x.reshape(-1, self.in_features)
-        if self.input_scale is not None:
-            scale = self.input_scale
-        elif x2.shape[0] > 0:
-            scale = per_tensor_scale(x2)
-        else:  # an empty input has no amax; any positive scale gives the same empty output
-            scale = self.weight_scale
-        if _log.log_choices:
-            _log.log_choice(1, x2.shape[0], self.out_features, self.in_features, E4M3, E4M3, self.out_dtype,
-                            self.backend)
-        y = self._matmul(quantize_e4m3(x2, scale), scale)
-        if self.bias is not None:
-            y = y + self.bias
-        return y.reshape(*lead, self.out_features)
-
-    def _matmul(self, x_fp8: torch.Tensor, x_scale: torch.Tensor) -> torch.Tensor:
-        """[m, out_features] = x_scale * weight_scale * x_fp8 @ weight.T (the one GEMM call; the
-        benchmarks replace it to time another GEMM on the same quantized layer)."""
-        return torch.ops.fp8gemm.gemm_fp8.default(x_fp8, self.weight.t(), x_scale, self.weight_scale, self.out_dtype,
-                                                  self.backend)
+        if x.dtype == torch.float32:
+            x = x.to(self.out_dtype)
+        if _log.log_choices and x.is_cuda:
+            _log.log_choice(1, x.numel() // self.in_features, self.out_features, self.in_features, E4M3,
+                            self.weight.dtype, self.out_dtype, self.backend)
+        return torch.ops.fp8gemm.linear_fp8.default(x.contiguous(), self.weight, self.weight_scale, self.input_scale,
+                                                    self.bias, self.out_dtype, self.backend)
 
     def _apply(self, fn, recurse=True):
         # A dtype conversion must not touch the FP8 weight or the float32 scales; a device move
@@ -169,14 +215,29 @@ class Linear(torch.nn.Module):
 
         return super()._apply(keep_dtype, recurse)
 
-    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
-        # Checkpoints store per-tensor scales as 0-d or [1]; both load into the 0-d buffers.
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        # Checkpoints store per-tensor scales as 0-d or [1]; both load into the 0-d buffers. A
+        # scale with more elements, or a weight that is not e4m3 (copy_ would cast it without its
+        # scale), is an error naming the rule instead of torch's size mismatch or a silent cast.
         for name in ("weight_scale", "input_scale"):
             key, buf = prefix + name, getattr(self, name)
             value = state_dict.get(key)
-            if buf is not None and value is not None and value.numel() == 1 and value.shape != buf.shape:
+            if buf is None or value is None or value.shape == buf.shape:
+                continue
+            if value.numel() == 1:
                 state_dict[key] = value.reshape(buf.shape)
-        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+            else:
+                state_dict.pop(key)
+                error_msgs.append(f"{key}: fp8gemm.nn.Linear holds one per-tensor scale, the state dict's has shape "
+                                  f"{tuple(value.shape)} (per-channel, per-token or block scales are not supported)")
+        weight = state_dict.get(prefix + "weight")
+        if weight is not None and weight.dtype != self.weight.dtype:
+            state_dict.pop(prefix + "weight")
+            error_msgs.append(f"{prefix}weight: fp8gemm.nn.Linear's weight must be loaded as {self.weight.dtype}, got "
+                              f"{weight.dtype} (a cast would drop its scale)")
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
 
     def extra_repr(self) -> str:
         scale = "dynamic" if self.dynamic else "static"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional, Tuple
 
 import torch
 
@@ -33,6 +33,16 @@ def _output_heads(model: torch.nn.Module) -> set:
         if name.rsplit(".", 1)[-1] == "lm_head":
             heads.add(id(module))
     return heads
+
+
+def linear_children(model: torch.nn.Module) -> Iterator[Tuple[torch.nn.Module, str, torch.nn.Linear, str]]:
+    """(parent, child name, layer, fully qualified name) for every torch.nn.Linear of `model`
+    (exactly that type: subclasses may read .weight directly), once per parent that holds it, so
+    that a swap can replace a shared layer under each of its names."""
+    for parent_name, parent in model.named_modules():
+        for child_name, child in parent.named_children():
+            if type(child) is torch.nn.Linear:
+                yield parent, child_name, child, f"{parent_name}.{child_name}" if parent_name else child_name
 
 
 def _scale_for(activation_scale, fqn: str):
@@ -65,18 +75,14 @@ def quantize_(model: torch.nn.Module, filter_fn: Optional[FilterFn] = None, *, a
         raise TypeError("fp8gemm.quantize_: filter_fn must be callable as filter_fn(module, name) -> bool")
     heads = set() if include_lm_head else _output_heads(model)
     swaps, misaligned, kept_heads = [], [], []
-    for parent_name, parent in model.named_modules():
-        for child_name, child in parent.named_children():
-            if type(child) is not torch.nn.Linear:
-                continue
-            fqn = f"{parent_name}.{child_name}" if parent_name else child_name
-            if id(child) in heads:
-                kept_heads.append(fqn)
-            elif filter_fn is None or filter_fn(child, fqn):
-                if child.in_features % 16 or child.out_features % 16:
-                    misaligned.append(f"{fqn} ({child.in_features} -> {child.out_features})")
-                else:
-                    swaps.append((parent, child_name, child, fqn))
+    for parent, child_name, child, fqn in linear_children(model):
+        if id(child) in heads:
+            kept_heads.append(fqn)
+        elif filter_fn is None or filter_fn(child, fqn):
+            if child.in_features % 16 or child.out_features % 16:
+                misaligned.append(f"{fqn} ({child.in_features} -> {child.out_features})")
+            else:
+                swaps.append((parent, child_name, child, fqn))
     replaced = {}
     for parent, child_name, child, fqn in swaps:
         if id(child) not in replaced:
