@@ -1,6 +1,7 @@
 """bench/decode_step.py (fp8gemm.bench) without a GPU: argument checks, model resolution,
---dry-run of every subcommand, the e2e pipeline on the CPU (FP8 variants through
-torch._scaled_mm), the plot, and the helpers the isolation mode relies on."""
+--dry-run of every subcommand, the e2e pipeline on the CPU (FP8 variants through the torch
+reference layer), its batch list and presets, the plot, and the helpers the isolation mode relies
+on. The layer benchmark's own: test_layer_bench_cpu.py."""
 
 import os
 import subprocess
@@ -124,11 +125,11 @@ def test_e2e_dry_run_with_a_config_file(tmp_path, capsys):
 
 
 def test_e2e_fp8_variants_on_cpu(monkeypatch):
-    """The whole comparison on the CPU, with fp8gemm's GEMM replaced by torch._scaled_mm (the op
-    needs a GPU): the two FP8 variants then agree exactly and both stay close to bf16."""
+    """The whole comparison on the CPU, with fp8gemm's layer replaced by the torch reference layer
+    (the op needs a GPU): the two FP8 variants then agree exactly and both stay close to bf16."""
     from fp8gemm.bench import e2e
 
-    monkeypatch.setattr(fp8gemm.nn.Linear, "_matmul", e2e.ScaledMMLinear._matmul)
+    monkeypatch.setattr(fp8gemm.nn.Linear, "forward", e2e.ScaledMMLinear.forward)
     result = e2e.run_e2e(e2e.TINY_LLAMA, 2, batch=2, prompt_len=6, new_tokens=4, repeats=1, graphs=False,
                          device="cpu", with_fp8=True, log=lambda s: None)
     assert set(result["variants"]) == {"bf16", "fp8gemm", "torch_fp8"}
@@ -136,6 +137,37 @@ def test_e2e_fp8_variants_on_cpu(monkeypatch):
     for name in ("fp8gemm", "torch_fp8"):
         row = result["variants"][name]
         assert row["rel_err_vs_bf16"] < 0.2 and row["cosine_vs_bf16"] > 0.98, row
+        assert row["x_bf16"] > 0
+
+
+def test_e2e_batches_report_fp8_against_bf16(monkeypatch):
+    """Every --batch on one set of variants; the result names each FP8 variant's tokens/s over
+    bf16's per batch."""
+    from fp8gemm.bench import e2e
+
+    monkeypatch.setattr(fp8gemm.nn.Linear, "forward", e2e.ScaledMMLinear.forward)
+    lines = []
+    result = e2e.run_e2e_batches(e2e.TINY_LLAMA, 2, [1, 3], prompt_len=4, new_tokens=3, repeats=1, graphs=False,
+                                 device="cpu", label="tiny", log=lines.append)
+    assert set(result["batches"]) == {"1", "3"} and result["batches"]["3"]["batch"] == 3
+    assert set(result["fp8gemm_x_bf16"]) == {"1", "3"} and set(result["torch_fp8_x_bf16"]) == {"1", "3"}
+    assert any(line.startswith("# e2e summary tiny: fp8gemm x bf16 tokens/s: batch 1 ") for line in lines)
+
+
+def test_e2e_batch_list_and_presets(tmp_path, capsys):
+    import json
+
+    args = decode_step.parse_args(["e2e"])
+    assert args.batch == [1, 8] and args.preset == "llama3_2_1b"
+    assert decode_step.parse_args(["e2e", "--batch", "8,1,8"]).batch == [8, 1]
+    for bad in ("0", "1,x", ""):
+        with pytest.raises(SystemExit):
+            decode_step.parse_args(["e2e", "--batch", bad])
+    out = tmp_path / "e2e.json"
+    assert decode_step.main(["e2e", "--preset", "qwen3_4b", "--batch", "1,2", "--json", str(out), "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    assert "# qwen3_4b: Qwen3ForCausalLM, 84 fp8gemm Linear layers (12 decoder layers)" in text  # 7 per layer
+    assert set(json.loads(out.read_text())["batches"]) == {"1", "2"}
 
 
 def test_script_runs_from_the_checkout():

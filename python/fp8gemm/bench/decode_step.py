@@ -1,13 +1,16 @@
-"""Decode-step benchmarks of fp8gemm against torch._scaled_mm (see fp8gemm/bench/__init__.py).
+"""Decode-step benchmarks of fp8gemm against torch._scaled_mm and bf16 (see fp8gemm/bench/__init__.py).
 
   step     every linear of a step in one CUDA graph per contender, per-step time at each M
+  layer    whole FP8 linear layers (bf16 in, bf16 out) per step against bf16 F.linear: torch FP8,
+           fbgemm-gpu-genai, fp8gemm's layer static/dynamic and its GEMM alone (the ceiling)
   isolate  the step taken apart at chosen M values (alone, swap, no PDL, out=, profile)
   e2e      greedy decode of a transformers model with random weights: bf16, fp8gemm, torch FP8
-  plot     the plot of a step CSV (on a machine with matplotlib)
+  plot     the plot of a step or layer CSV (on a machine with matplotlib; a layer CSV's summary too)
 
-Models (step, isolate): --model PRESET[,PRESET] (fp8gemm.suite), --hf-config PATH (repeatable)
-with --tp N[,N] (per-rank shapes through fp8gemm.hf_config_linears), or --linears
-"qkv=2560x8192,o=8192x2048,..." (one decoder layer's N x K, e.g. Llama-3.3-70B at TP 4).
+Models (step, layer, isolate): --model PRESET[,PRESET] (fp8gemm.suite, plus qwen3_4b and
+mistral_large_tp8), --hf-config PATH (repeatable) with --tp N[,N] (per-rank shapes through
+fp8gemm.hf_config_linears), or --linears "qkv=2560x8192,o=8192x2048,..." (one decoder layer's
+N x K, e.g. Llama-3.3-70B at TP 4).
 --dry-run checks the arguments and builds everything that needs no GPU, then stops.
 """
 
@@ -19,13 +22,22 @@ import sys
 from typing import List
 
 from ..suite import parse_m
+from . import layer_contenders
 from . import layers as step_layers
 
 STEP_M = "1,2,4,8,16,32,64,128,256,512,1024,2048,4096"
+E2E_PRESETS = ("llama3_2_1b", "qwen3_4b")
+
+
+def parse_batches(spec: str) -> List[int]:
+    values = [v.strip() for v in str(spec).split(",") if v.strip()]
+    if not values or not all(v.isdigit() and int(v) >= 1 for v in values):
+        raise ValueError(f"--batch: '{spec}' is not a comma-separated list of batch sizes >= 1")
+    return list(dict.fromkeys(int(v) for v in values))
 
 
 def _model_options(p: argparse.ArgumentParser, default_m: str) -> None:
-    p.add_argument("--model", help="model presets, comma-separated (fp8gemm.suite.MODELS)")
+    p.add_argument("--model", help="model presets, comma-separated (fp8gemm.suite.MODELS, qwen3_4b, mistral_large_tp8)")
     p.add_argument("--hf-config", action="append", default=[], help="a config.json or a folder holding one")
     p.add_argument("--tp", default="1", help="tensor-parallel degrees for --hf-config, comma-separated")
     p.add_argument("--linears", help='one decoder layer\'s linears: "name=NxK,name=NxK,..."')
@@ -33,7 +45,7 @@ def _model_options(p: argparse.ArgumentParser, default_m: str) -> None:
     p.add_argument("--layers", type=int, default=8, help="decoder layers per step (distinct weights)")
     p.add_argument("--m", default=default_m, help='M values: "1,16,256", "1:4096:x2" or "suite"')
     p.add_argument("--replays", type=int, default=15, help="timed replays per graph (median)")
-    p.add_argument("--key-budget-ms", type=float, default=100.0, help="fp8gemm.tune budget per key")
+    p.add_argument("--key-budget-ms", type=float, default=100.0, help="fp8gemm.tune budget per key (layer: 0 skips tuning)")
     p.add_argument("--cache", help="fp8gemm cache file: merged before tuning, saved after")
     p.add_argument("--csv", help="results as CSV")
     p.add_argument("--dry-run", action="store_true", help="check arguments and models, touch no GPU")
@@ -46,12 +58,19 @@ def parse_args(argv=None) -> argparse.Namespace:
     step = sub.add_parser("step", help="per-step time of every linear in one CUDA graph")
     _model_options(step, STEP_M)
     step.add_argument("--plot", help="PNG: speedup over torch._scaled_mm against M")
+    layer = sub.add_parser("layer", help="FP8 linear layers per step against bf16 F.linear")
+    _model_options(layer, STEP_M)
+    layer.add_argument("--contenders", help="a subset, comma-separated (bf16 always runs): " +
+                       ", ".join(layer_contenders.BY_NAME))
+    layer.add_argument("--plot", help="PNG: x bf16 against M, one panel per model")
     iso = sub.add_parser("isolate", help="what costs between the kernels of a step")
     _model_options(iso, "256")
     e2e = sub.add_parser("e2e", help="greedy decode of a transformers model with random weights")
-    e2e.add_argument("--hf-config", help="config.json or folder (default: a Llama-3.2-1B-shaped config)")
+    e2e.add_argument("--hf-config", help="config.json or folder (default: --preset)")
+    e2e.add_argument("--preset", choices=sorted(E2E_PRESETS), default="llama3_2_1b",
+                     help="a built-in config: llama3_2_1b (16 layers), qwen3_4b (12 of its 36 layers)")
     e2e.add_argument("--layers", type=int, help="override num_hidden_layers")
-    e2e.add_argument("--batch", type=int, default=8)
+    e2e.add_argument("--batch", default="1,8", help="batch sizes, comma-separated (one decode each)")
     e2e.add_argument("--prompt", type=int, default=128, help="prompt tokens")
     e2e.add_argument("--new-tokens", type=int, default=128)
     e2e.add_argument("--repeats", type=int, default=3, help="decodes per variant, round-robin (median)")
@@ -62,10 +81,15 @@ def parse_args(argv=None) -> argparse.Namespace:
     plot.add_argument("--csv", required=True)
     plot.add_argument("--out", required=True, help="PNG path")
     args = p.parse_args(argv)
-    for name in ("layers", "replays", "batch", "prompt", "repeats"):
+    for name in ("layers", "replays", "prompt", "repeats"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
             p.error(f"--{name} must be >= 1, got {value}")
+    if args.command == "e2e":
+        try:
+            args.batch = parse_batches(args.batch)
+        except ValueError as e:
+            p.error(str(e))
     if getattr(args, "new_tokens", 2) < 2:
         p.error("--new-tokens must be >= 2 (the first comes from the prompt; the rest are timed)")
     return args
@@ -154,33 +178,66 @@ def dry_run_models(args, models) -> int:
     return 0
 
 
+def check_e2e_config(config: dict, layers, label: str) -> None:
+    """The config builds in transformers and quantize_ swaps its layers (on meta: no memory)."""
+    import torch
+    import transformers
+
+    import fp8gemm
+    from .e2e import build_config
+
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(build_config(config, layers))
+    fp8gemm.quantize_(model)
+    print(f"# {label}: {type(model).__name__}, {sum(isinstance(m, fp8gemm.nn.Linear) for m in model.modules())} "
+          f"fp8gemm Linear layers ({model.config.num_hidden_layers} decoder layers)")
+
+
 def run_e2e_command(args) -> int:
-    from .e2e import load_config_dict, run_e2e
+    from .e2e import PRESETS, TINY_LLAMA, load_config_dict, run_e2e_batches
 
-    config = load_config_dict(args.hf_config, tiny=args.dry_run)
-    if args.dry_run:
-        import torch
-
-        import fp8gemm
-        from fp8gemm.bench.e2e import build_config
-
-        if args.hf_config:  # the named config builds, and quantize_ swaps its layers (on meta: no memory)
-            import transformers
-
-            with torch.device("meta"):
-                model = transformers.AutoModelForCausalLM.from_config(build_config(config, args.layers))
-            fp8gemm.quantize_(model)
-            print(f"# {args.hf_config}: {type(model).__name__}, "
-                  f"{sum(isinstance(m, fp8gemm.nn.Linear) for m in model.modules())} fp8gemm Linear layers")
-            config = load_config_dict(None, tiny=True)
-        result = run_e2e(config, 2, batch=2, prompt_len=5, new_tokens=3, repeats=1, graphs=False, device="cpu",
-                         with_fp8=False)
+    config = load_config_dict(args.hf_config, args.preset)
+    layers = args.layers or (None if args.hf_config else PRESETS[args.preset][1])
+    label = args.hf_config or args.preset
+    if args.dry_run:  # the real config on meta, then the whole pipeline on a tiny model on the CPU (bf16 only)
+        check_e2e_config(config, layers, label)
+        result = run_e2e_batches(dict(TINY_LLAMA), 2, args.batch, prompt_len=5, new_tokens=3, repeats=1,
+                                 graphs=False, device="cpu", with_fp8=False, label="tiny")
     else:
-        result = run_e2e(config, args.layers, args.batch, args.prompt, args.new_tokens, args.repeats,
-                         not args.no_graphs, "cuda", log=lambda s: print(s, flush=True))
+        result = run_e2e_batches(config, layers, args.batch, args.prompt, args.new_tokens, args.repeats,
+                                 not args.no_graphs, "cuda", label=label, log=lambda s: print(s, flush=True))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=1)
+    return 0
+
+
+def run_layer_command(args, models) -> int:
+    from . import layer
+
+    contenders = layer_contenders.select(args.contenders)
+    ms = parse_m(args.m)
+    return (layer.dry_run if args.dry_run else layer.run)(args, models, contenders, ms)
+
+
+def plot_command(args) -> int:
+    """A step CSV's plot, or a layer CSV's (it has a contender column) and its summary."""
+    import csv
+
+    with open(args.csv) as f:
+        rows = list(csv.DictReader(f))
+    if rows and "contender" in rows[0]:
+        from . import layer_summary
+
+        floats = ("us_per_step", "x_bf16", "noise", "rel_err")
+        rows = [dict(r, M=int(r["M"]), **{k: float(r[k]) for k in floats if k in r}) for r in rows]
+        for line in layer_summary.summary_lines(rows):
+            print(line)
+        layer_summary.plot(args.out, rows)
+        return 0
+    from .report import plot
+
+    plot(args.out, [dict(r, M=int(r["M"]), x_untuned=float(r["x_untuned"]), x_tuned=float(r["x_tuned"])) for r in rows])
     return 0
 
 
@@ -188,18 +245,12 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     try:
         if args.command == "plot":
-            import csv
-
-            from .report import plot
-
-            with open(args.csv) as f:
-                rows = [dict(r, M=int(r["M"]), x_untuned=float(r["x_untuned"]), x_tuned=float(r["x_tuned"]))
-                        for r in csv.DictReader(f)]
-            plot(args.out, rows)
-            return 0
+            return plot_command(args)
         if args.command == "e2e":
             return run_e2e_command(args)
         models = resolve_models(args)
+        if args.command == "layer":
+            return run_layer_command(args, models)
         return dry_run_models(args, models) if args.dry_run else run_step(args, models)
     except (ValueError, ImportError, FileNotFoundError) as e:
         print(f"decode_step {args.command}: {e}", file=sys.stderr)

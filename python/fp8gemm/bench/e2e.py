@@ -2,13 +2,16 @@
 (nothing is downloaded), three ways on the same weights:
 
   bf16        the model as built
-  fp8gemm     fp8gemm.quantize_ (e4m3 weights, dynamic per-tensor activation scales)
-  torch_fp8   the same quantized layers with the GEMM on torch._scaled_mm (per-tensor scales)
+  fp8gemm     fp8gemm.quantize_ (e4m3 weights, dynamic per-tensor activation scales): each linear
+              is torch.ops.fp8gemm.linear_fp8
+  torch_fp8   the same quantized layers (same FP8 weights and scales) through the torch reference
+              layer (bench/torch_ref.py: scaling's quantization + torch._scaled_mm with the bias)
 
 Each decodes the same prompts greedily with a static KV cache, every decode step replayed from a
-CUDA graph (--no-graphs: eager), and reports tokens/s. Agreement: the FP8 variants' logits on the
-bf16 variant's greedy sequence (teacher forced), against bf16 and against each other: relative
-error, cosine, top-1 agreement; plus how many greedy tokens match bf16's.
+CUDA graph (--no-graphs: eager), at each batch size, and reports tokens/s and each FP8 variant's
+speed over bf16 (x_bf16 = its tokens/s / bf16's). Agreement: the FP8 variants' logits on the bf16
+variant's greedy sequence (teacher forced), against bf16 and against each other: relative error,
+cosine, top-1 agreement; plus how many greedy tokens match bf16's.
 """
 
 from __future__ import annotations
@@ -19,34 +22,35 @@ import json
 import os
 import statistics
 import time
-from typing import Dict, Optional
+from typing import Dict, Optional, Sequence
 
 import torch
 
 import fp8gemm
-from fp8gemm.nn import Linear
+
+from .torch_ref import ScaledMMLinear, to_torch_reference
+
+__all__ = ["ScaledMMLinear", "run_e2e", "run_e2e_batches"]
 
 # A Llama-3.2-1B-shaped model: what the built-in run decodes (random weights).
 BUILTIN_LLAMA = dict(model_type="llama", hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
                      num_attention_heads=32, num_key_value_heads=8, head_dim=64, vocab_size=128256,
                      max_position_embeddings=8192, rms_norm_eps=1e-5, rope_theta=500000.0, tie_word_embeddings=True)
+# Qwen3-4B's shape (36 layers; the preset decodes 12 of them: a 3-4B-class step at a third of the time).
+QWEN3_4B = dict(model_type="qwen3", hidden_size=2560, intermediate_size=9728, num_hidden_layers=36,
+                num_attention_heads=32, num_key_value_heads=8, head_dim=128, vocab_size=151936,
+                max_position_embeddings=40960, rms_norm_eps=1e-6, rope_theta=1000000.0, tie_word_embeddings=True)
+# --preset: (config, decoder layers it runs; None: the config's own).
+PRESETS = {"llama3_2_1b": (BUILTIN_LLAMA, None), "qwen3_4b": (QWEN3_4B, 12)}
 # The --dry-run model: small enough for a CPU, still GQA.
 TINY_LLAMA = dict(BUILTIN_LLAMA, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
                   num_key_value_heads=2, head_dim=16, vocab_size=256, max_position_embeddings=256)
 
 
-class ScaledMMLinear(Linear):
-    """fp8gemm.nn.Linear with its GEMM on torch._scaled_mm: the same FP8 weight, scales and
-    activation quantization, so the two differ in the GEMM alone."""
-
-    def _matmul(self, x_fp8, x_scale):
-        return torch._scaled_mm(x_fp8, self.weight.t(), x_scale, self.weight_scale, out_dtype=self.out_dtype,
-                                use_fast_accum=True)
-
-
-def load_config_dict(path: Optional[str], tiny: bool) -> dict:
+def load_config_dict(path: Optional[str], preset: str = "llama3_2_1b") -> dict:
+    """The config.json at `path` (a file or a folder holding one), else the preset's config."""
     if path is None:
-        return dict(TINY_LLAMA if tiny else BUILTIN_LLAMA)
+        return dict(PRESETS[preset][0])
     file = os.path.join(path, "config.json") if os.path.isdir(path) else path
     with open(file) as f:
         config = json.load(f)
@@ -77,11 +81,7 @@ def build_variants(config, device: str, with_fp8: bool) -> Dict[str, torch.nn.Mo
     variants = {"bf16": bf16}
     if with_fp8:
         fp8 = fp8gemm.quantize_(copy.deepcopy(bf16))
-        theirs = copy.deepcopy(fp8)
-        for module in theirs.modules():
-            if type(module) is Linear:
-                module.__class__ = ScaledMMLinear
-        variants.update(fp8gemm=fp8, torch_fp8=theirs)
+        variants.update(fp8gemm=fp8, torch_fp8=to_torch_reference(copy.deepcopy(fp8)))
     return variants
 
 
@@ -168,17 +168,19 @@ def agreement(logits: torch.Tensor, ref: torch.Tensor) -> Dict[str, float]:
                 top1=(a.argmax(-1) == b.argmax(-1)).float().mean().item())
 
 
-def run_e2e(config_dict: dict, layers: Optional[int], batch: int, prompt_len: int, new_tokens: int, repeats: int,
-            graphs: bool, device: str, with_fp8: bool = True, log=print) -> dict:
-    on_gpu = device == "cuda"
-    config = build_config(config_dict, layers)
-    variants = build_variants(config, device, with_fp8)
-    log(f"# e2e: {config.model_type}, {config.num_hidden_layers} layers, hidden {config.hidden_size}, batch {batch}, "
-        f"prompt {prompt_len}, {new_tokens} new tokens, {'CUDA graphs' if graphs else 'eager'}; "
-        f"variants {', '.join(variants)}")
+def describe(config, variants, graphs: bool) -> str:
+    return (f"# e2e: {config.model_type}, {config.num_hidden_layers} layers, hidden {config.hidden_size}, "
+            f"{'CUDA graphs' if graphs else 'eager'}; variants {', '.join(variants)}")
+
+
+def measure(variants: Dict[str, torch.nn.Module], config, batch: int, prompt_len: int, new_tokens: int,
+            repeats: int, graphs: bool, device: str, log=print) -> dict:
+    """One batch size: every variant decodes the same prompts `repeats` times round-robin; tokens/s
+    (median), x_bf16, and the agreement of the FP8 variants' logits."""
+    log(f"# batch {batch}, prompt {prompt_len}, {new_tokens} new tokens")
     g = torch.Generator(device="cpu").manual_seed(1)
     prompt = torch.randint(0, config.vocab_size, (batch, prompt_len), generator=g).to(device)
-    decoders = {name: Decoder(model, batch, prompt_len, new_tokens, graphs and on_gpu, log)
+    decoders = {name: Decoder(model, batch, prompt_len, new_tokens, graphs and device == "cuda", log)
                 for name, model in variants.items()}
     seconds = {name: [] for name in decoders}
     tokens = {}
@@ -186,7 +188,7 @@ def run_e2e(config_dict: dict, layers: Optional[int], batch: int, prompt_len: in
         for name, dec in decoders.items():
             tokens[name], s = dec.run(prompt)
             seconds[name].append(s)
-    result = {"variants": {}}
+    result = {"batch": batch, "variants": {}}
     steps = batch * (new_tokens - 1)
     with torch.no_grad():
         sequence = torch.cat([prompt, tokens["bf16"]], 1)
@@ -198,6 +200,7 @@ def run_e2e(config_dict: dict, layers: Optional[int], batch: int, prompt_len: in
                    cuda_graphs=decoders[name].graph is not None,
                    greedy_match_bf16=(tokens[name] == tokens["bf16"]).float().mean().item())
         if name != "bf16":
+            row["x_bf16"] = row["tokens_per_s"] / result["variants"]["bf16"]["tokens_per_s"]
             row.update({f"{k}_vs_bf16": v for k, v in agreement(logits[name], logits["bf16"]).items()})
         result["variants"][name] = row
     if "torch_fp8" in logits:
@@ -207,4 +210,38 @@ def run_e2e(config_dict: dict, layers: Optional[int], batch: int, prompt_len: in
         log(f"{name:10} {row['tokens_per_s']:10.1f} tokens/s  {row['step_ms']:8.3f} ms/step{extra}")
     if "fp8gemm_vs_torch_fp8" in result:
         log("fp8gemm vs torch_fp8 logits: " + "  ".join(f"{k} {v:.5f}" for k, v in result["fp8gemm_vs_torch_fp8"].items()))
+    del decoders
+    return result
+
+
+def run_e2e(config_dict: dict, layers: Optional[int], batch: int, prompt_len: int, new_tokens: int, repeats: int,
+            graphs: bool, device: str, with_fp8: bool = True, log=print) -> dict:
+    """One batch size (measure's result)."""
+    config = build_config(config_dict, layers)
+    variants = build_variants(config, device, with_fp8)
+    log(describe(config, variants, graphs and device == "cuda"))
+    return measure(variants, config, batch, prompt_len, new_tokens, repeats, graphs, device, log)
+
+
+def run_e2e_batches(config_dict: dict, layers: Optional[int], batches: Sequence[int], prompt_len: int,
+                    new_tokens: int, repeats: int, graphs: bool, device: str, with_fp8: bool = True,
+                    label: str = "", log=print) -> dict:
+    """Every batch size on one set of variants (built once); the result holds each batch's
+    measure() and, per FP8 variant, its x_bf16 (tokens/s over bf16's) at each batch."""
+    config = build_config(config_dict, layers)
+    variants = build_variants(config, device, with_fp8)
+    log(describe(config, variants, graphs and device == "cuda"))
+    result = {"model": dict(label=label, model_type=config.model_type, layers=config.num_hidden_layers,
+                            hidden=config.hidden_size, prompt=prompt_len, new_tokens=new_tokens),
+              "batches": {}}
+    for batch in batches:
+        result["batches"][str(batch)] = measure(variants, config, batch, prompt_len, new_tokens, repeats, graphs,
+                                                device, log)
+        if device == "cuda":
+            torch.cuda.empty_cache()
+    for name in variants:
+        if name != "bf16":
+            result[f"{name}_x_bf16"] = {b: r["variants"][name]["x_bf16"] for b, r in result["batches"].items()}
+            log(f"# e2e summary {label or config.model_type}: {name} x bf16 tokens/s: " +
+                ", ".join(f"batch {b} {x:.3f}" for b, x in result[f"{name}_x_bf16"].items()))
     return result

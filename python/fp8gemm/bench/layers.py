@@ -1,5 +1,5 @@
-"""The linear layers of one decode step: a model preset (fp8gemm.suite.MODELS: one decoder
-layer's linears, repeated --layers times) or a Hugging Face config.json through
+"""The linear layers of one decode step: a model preset (fp8gemm.suite.MODELS or BENCH_MODELS
+below: one decoder layer's linears, repeated --layers times) or a Hugging Face config.json through
 fp8gemm.hf_config_linears(path, tp) (per-rank shapes, --layers decoder layers' worth)."""
 
 from __future__ import annotations
@@ -11,6 +11,17 @@ from dataclasses import dataclass
 from typing import List, Optional
 
 from ..suite import MODELS
+
+# Benchmark-only presets (not in the CLI's suite): per-rank (name, N, K) of one decoder layer.
+BENCH_MODELS = {
+    # Qwen3-4B: hidden 2560, 32 heads and 8 KV heads of 128, intermediate 9728.
+    "qwen3_4b": [("qwen3_4b.qkv", 6144, 2560), ("qwen3_4b.o", 2560, 4096), ("qwen3_4b.gate_up", 19456, 2560),
+                 ("qwen3_4b.down", 2560, 9728)],
+    # Mistral-Large-2407 at TP 8: hidden 12288, 96 heads and 8 KV heads of 128, intermediate 28672.
+    "mistral_large_tp8": [("mistral_large_tp8.qkv", 1792, 12288), ("mistral_large_tp8.o", 12288, 1536),
+                          ("mistral_large_tp8.gate_up", 7168, 12288), ("mistral_large_tp8.down", 12288, 3584)],
+}
+PRESETS = {**MODELS, **BENCH_MODELS}
 
 
 @dataclass(frozen=True)
@@ -39,9 +50,10 @@ class StepModel:
 
 
 def preset(name: str, layers: int) -> StepModel:
-    if name not in MODELS:
-        raise ValueError(f"--model: unknown preset '{name}'; expected one of {', '.join(MODELS)}")
-    return StepModel(name, [LinearShape(label, n, k, layers) for label, n, k in MODELS[name]])
+    """A preset of fp8gemm.suite.MODELS or BENCH_MODELS, `layers` decoder layers' worth."""
+    if name not in PRESETS:
+        raise ValueError(f"--model: unknown preset '{name}'; expected one of {', '.join(PRESETS)}")
+    return StepModel(name, [LinearShape(label, n, k, layers) for label, n, k in PRESETS[name]])
 
 
 def from_hf_config(path: str, tp: int, layers: int, label: Optional[str] = None) -> StepModel:
