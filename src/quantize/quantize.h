@@ -21,11 +21,12 @@ namespace fp8gemm::quantize {
 // Elements per vector: 16 bytes of bf16/fp16 in, 8 bytes of e4m3 out. count must be a multiple.
 inline constexpr int64_t kVector = 8;
 
-// How the dynamic path runs `count` elements: one cluster of blocks that hold x in registers
-// (one kernel, one pass), or partial maxima and then the quantization (two kernels).
+// How the dynamic path runs `count` elements: one block that holds x in registers (one kernel,
+// one pass; up to 32 Ki elements), or partial maxima and then the quantization (two kernels).
 struct DynamicPlan {
   bool one_kernel = true;
-  int blocks = 1;  // the cluster's blocks, or the partial maxima's
+  int blocks = 1;   // 1, or the partial maxima's blocks
+  int vectors = 0;  // one kernel: 16-byte vectors each thread holds (1, 2 or 4)
 };
 DynamicPlan dynamic_plan(int64_t count, int sm_count);
 

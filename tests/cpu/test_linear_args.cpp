@@ -163,7 +163,7 @@ TEST(LinearArgs, ScratchHoldsTheQuantizedActivationsAndTheDynamicPartials) {
   EXPECT_EQ(linear_scratch_bytes(1, 16, ActivationScale::kStatic, 132), size_t(256));  // padded to 256 bytes
   EXPECT_EQ(linear_scratch_bytes(0, 4096, ActivationScale::kDynamic, 132), size_t(0));
   // Small x: the one-kernel path needs no partials; large x: one word per block.
-  EXPECT_EQ(linear_scratch_bytes(16, 4096, ActivationScale::kDynamic, 132), size_t(16 * 4096));
+  EXPECT_EQ(linear_scratch_bytes(4, 4096, ActivationScale::kDynamic, 132), size_t(4 * 4096));
   const quantize::DynamicPlan large = quantize::dynamic_plan(4096 * 4096, 132);
   EXPECT_FALSE(large.one_kernel);
   EXPECT_EQ(linear_scratch_bytes(4096, 4096, ActivationScale::kDynamic, 132),
@@ -171,13 +171,17 @@ TEST(LinearArgs, ScratchHoldsTheQuantizedActivationsAndTheDynamicPartials) {
   EXPECT_THROW(linear_scratch_bytes(-1, 16, ActivationScale::kStatic, 132), Error);
 }
 
-TEST(LinearArgs, DynamicPlanUsesOneClusterUpToEightBlocks) {
-  EXPECT_TRUE(quantize::dynamic_plan(0, 132).one_kernel);
-  EXPECT_EQ(quantize::dynamic_plan(8, 132).blocks, 1);
-  EXPECT_EQ(quantize::dynamic_plan(16 * 16384, 132).blocks, 4);  // decode at the widest K: one kernel
-  EXPECT_TRUE(quantize::dynamic_plan(8 * 1024 * 64, 132).one_kernel);
-  EXPECT_FALSE(quantize::dynamic_plan(8 * 1024 * 64 + 8, 132).one_kernel);
-  EXPECT_LE(quantize::dynamic_plan(int64_t(1) << 30, 132).blocks, 1024);
+TEST(LinearArgs, DynamicPlanUsesOneBlockWhileItHoldsX) {
+  using quantize::dynamic_plan;
+  EXPECT_TRUE(dynamic_plan(0, 132).one_kernel);
+  EXPECT_EQ(dynamic_plan(8, 132).vectors, 1);
+  EXPECT_EQ(dynamic_plan(2 * 4096, 132).vectors, 1);  // 1024 threads of 8 elements
+  EXPECT_EQ(dynamic_plan(2 * 4096 + 8, 132).vectors, 2);
+  EXPECT_EQ(dynamic_plan(8 * 4096, 132).vectors, 4);
+  EXPECT_EQ(dynamic_plan(8 * 4096, 132).blocks, 1);
+  EXPECT_FALSE(dynamic_plan(8 * 4096 + 8, 132).one_kernel);  // then partial maxima, one word a block
+  EXPECT_EQ(dynamic_plan(16 * 4096, 132).blocks, 32);
+  EXPECT_LE(dynamic_plan(int64_t(1) << 30, 132).blocks, 1024);
 }
 
 TEST(QuantizeRule, ScaleOfAmax) {

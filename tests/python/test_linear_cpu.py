@@ -26,7 +26,7 @@ def same_codes(a, b):
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-@pytest.mark.parametrize("scale", [1.0, 3.0, 0.0625, 1e-3, 7.0e4, 448.0 / 57344.0])
+@pytest.mark.parametrize("scale", [1.0, 3.0, 0.0625, 1e-3, 7.0e4, 448.0 / 57344.0, 1e-30, 1e30])
 def test_static_quantization_is_scalings_rule_on_every_value(dtype, scale):
     x = every_value(dtype)
     s = torch.tensor(scale)

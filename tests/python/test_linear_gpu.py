@@ -25,13 +25,13 @@ def same_codes(a, b):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_quantization_on_every_value(dtype):
     x = torch.arange(1 << 16, dtype=torch.int32).to(torch.int16).view(dtype).reshape(4096, 16).cuda()
-    for scale in (1.0, 3.0, 1e-3, 7.0e4):
+    for scale in (1.0, 3.0, 1e-3, 7.0e4, 1e-30, 1e30):  # the last two outside the reciprocal's range
         s = torch.tensor(scale, device="cuda")
         assert same_codes(ops.quantize_fp8(x, s), quantize_e4m3(x, s)), scale
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-@pytest.mark.parametrize("m,k", [(1, 4096), (16, 16384), (300, 4096), (4096, 8192)])  # one block, a cluster, two kernels
+@pytest.mark.parametrize("m,k", [(1, 4096), (8, 4096), (16, 8192), (300, 4096), (4096, 8192)])  # one block, two kernels
 def test_dynamic_scale_is_per_tensor_scale(dtype, m, k):
     for seed in range(3):
         g = torch.Generator(device="cuda").manual_seed(seed)

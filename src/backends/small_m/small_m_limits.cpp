@@ -24,6 +24,8 @@ Verdict can_implement(const Problem& p, const Config& c, int cc) {
   if (!is_fp8(p.a_type) || !is_fp8(p.b_type)) return Verdict::no("A and B must be FP8");
   if (p.a_type == DType::kE5M2 && p.b_type == DType::kE5M2) return Verdict::no("e5m2 x e5m2 is not supported");
   if (p.out_type != DType::kBF16 && p.out_type != DType::kFP16) return Verdict::no("out must be bf16 or fp16");
+  if (p.bias && (p.a_type != DType::kE4M3 || p.b_type != DType::kE4M3))
+    return Verdict::no("a bias needs e4m3 x e4m3 (the kernels with a bias epilogue are built for that pair)");
   if (p.alignment < 16)
     return Verdict::no(cp ? "A, B and out must be 16-byte aligned (TMA and 16-byte cp.async addresses)"
                           : "A, B and out must be 16-byte aligned (TMA global addresses)");

@@ -72,12 +72,20 @@ struct Params {
   // kblocks=B: units per ring stage (1 otherwise), each laid out as a one-unit stage `kb_bytes`
   // apart (stage_bytes = B * kb_bytes + pad; w_bytes and stage_tx are per unit).
   int stage_kblocks, kb_bytes;
-  // [n] of the output type, added to each output in float32 before it is rounded; null: none.
+  // [n] of the output type, added to each output in float32 before it is rounded: read only by
+  // the kernels built for BiasParams.
   const void* bias;
   // Unused: keeps the parameter block at the size the kernels were built and measured with (ptxas
   // compiles them differently for a smaller one).
   int64_t reserved[2];
 };
+
+// The same parameters for the kernels that add Params::bias in their epilogue: a kernel is
+// instantiated for one or the other, so that the kernels without a bias keep the code they were
+// measured with (a run-time branch in the store slowed some tactics by up to 6%).
+struct BiasParams : Params {};
+template <class P>
+inline constexpr bool kAddsBias = std::is_same_v<P, BiasParams>;
 
 // One stage of the TMA-layout ring (the TMA, cp.async and persistent kernels): 128 bytes of K of
 // the block's 64 W weight rows, then of its NP activation rows, both 128-byte swizzled. rows=32
@@ -226,17 +234,17 @@ __device__ __forceinline__ void consume_k_blocks(float (&acc)[NP / 2], int nkb, 
   finish_chains(acc, acc2);
 }
 
-// Writes v (+ bias[n]) to output element (m, n) of the batch starting at out_base (bf16 or fp16),
-// if it is inside the output.
+// Writes v (+ bias[n] with BiasParams) to output element (m, n) of the batch starting at out_base
+// (bf16 or fp16), if it is inside the output.
 template <class P>
 __device__ __forceinline__ void store_output(const P& p, int64_t out_base, int m, int n, float v) {
   if (n >= p.n || m >= p.m) return;
   const int64_t o = out_base + int64_t(m) * p.n + n;
   if (p.out_fp16) {
-    if (p.bias) v += __half2float(static_cast<const __half*>(p.bias)[n]);
+    if constexpr (kAddsBias<P>) v += __half2float(static_cast<const __half*>(p.bias)[n]);
     static_cast<__half*>(p.out)[o] = __float2half_rn(v);
   } else {
-    if (p.bias) v += __bfloat162float(static_cast<const __nv_bfloat16*>(p.bias)[n]);
+    if constexpr (kAddsBias<P>) v += __bfloat162float(static_cast<const __nv_bfloat16*>(p.bias)[n]);
     static_cast<__nv_bfloat16*>(p.out)[o] = __float2bfloat16_rn(v);
   }
 }
@@ -271,8 +279,8 @@ struct AccumulatorFragment {
 // to its now idle ring, [i][consumer thread], and each rank finishes a contiguous share of the
 // outputs, adding the ranks in order 0, 1, ... (deterministic). kBlockThreads: all threads of the
 // block (they share the reduction). Called by every thread of the block.
-template <int W, int NP, int kBlockThreads, int kAcc = NP / 2, class Frag = AccumulatorFragment>
-__device__ __forceinline__ void finish_block(const Params& p, const float (&acc)[kAcc], uint8_t* ring, int row0,
+template <int W, int NP, int kBlockThreads, int kAcc = NP / 2, class Frag = AccumulatorFragment, class P = Params>
+__device__ __forceinline__ void finish_block(const P& p, const float (&acc)[kAcc], uint8_t* ring, int row0,
                                              int batch, bool consumer) {
   namespace cg = cooperative_groups;
   constexpr int kConsumers = W * 128;
@@ -373,8 +381,8 @@ struct KPairFragment {
 
 // The one-shot kernels' end: finish_block on the accumulators, or for rows=32 (kKPair) on the
 // K-pair halves added first (combine_k_pair; the 64 threads of the block's 32 rows store).
-template <int W, int NP, int kBlockThreads, bool kKPair>
-__device__ __forceinline__ void finish_one_shot(const Params& p, const float (&acc)[NP / 2], uint8_t* ring, int row0,
+template <int W, int NP, int kBlockThreads, bool kKPair, class P>
+__device__ __forceinline__ void finish_one_shot(const P& p, const float (&acc)[NP / 2], uint8_t* ring, int row0,
                                                 int batch, bool consumer) {
   if constexpr (kKPair) {
     float out[NP / 4];

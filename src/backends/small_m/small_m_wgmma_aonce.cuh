@@ -19,9 +19,9 @@ namespace fp8gemm::small_m::sm90 {
 // smem_desc_plain2 (the no-swizzle descriptor this kernel reads its activation row with):
 // src/core/sm90/wgmma.cuh.
 
-template <class WT, class AT>
+template <class WT, class AT, class P = Params>
 __global__ void __launch_bounds__(kThreads<1>, 2)
-    small_m_wgmma_aonce_kernel(const __grid_constant__ CUtensorMap wmap, const Params p) {
+    small_m_wgmma_aonce_kernel(const __grid_constant__ CUtensorMap wmap, const P p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
   constexpr int kUnit = 64 * 128;        // one K pair of the block's 32 rows (RingStage<1, *>::kWBytes)
   constexpr int kStageBytes = kAonceStageBytes;  // two pairs a stage (2 kUnit)

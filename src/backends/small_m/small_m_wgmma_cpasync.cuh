@@ -103,9 +103,10 @@ constexpr int kThreadsCp = block_threads(W, true);
 // one-unit stage (RingStage) under one pair of barriers. A kernel per B: with a run-time count of
 // K blocks the consumers wait for every wgmma, and a run-time dispatch between the three inside
 // one kernel slows its one-K-block tactics.
-template <class WT, class AT, int W, int NP, bool kKPair = false, int kKBlocks = 1, int kTileRows = 64 * W>
+template <class WT, class AT, int W, int NP, bool kKPair = false, int kKBlocks = 1, int kTileRows = 64 * W,
+          class P = Params>
 __global__ void __launch_bounds__(kThreadsCp<W>, (W == 1 ? 4 : 2))
-    small_m_wgmma_cp_kernel(const __grid_constant__ CUtensorMap amap, const Params p) {
+    small_m_wgmma_cp_kernel(const __grid_constant__ CUtensorMap amap, const P p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
   using St = RingStage<W, NP>;  // the 64 W-row stage (kTileRows = 64 W; fitted rows zero-filled past p.rows)
   constexpr int kKB = St::kKB, kABytes = St::kABytes;

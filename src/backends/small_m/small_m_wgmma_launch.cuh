@@ -37,8 +37,8 @@ inline void configure(cudaLaunchConfig_t& cfg, cudaLaunchAttribute (&attrs)[kMax
 // The one-shot rings and the persistent kernel at W consumer warpgroups and NP MMA columns.
 // kKPair: rows=32 (W = 1, NP = the MMA's N = 2 x the activation rows of one K block), the rings
 // only, with one or two pairs a stage (config_exists).
-template <class WT, class AT, int W, int NP, bool kKPair = false>
-void launch_ring(const LaunchArgs& l, const LaunchShape& shape, const Params& kp) {
+template <class WT, class AT, int W, int NP, bool kKPair = false, class P = Params>
+void launch_ring(const LaunchArgs& l, const LaunchShape& shape, const P& kp) {
   const Problem& pr = l.problem;
   const Config& c = l.config;
   constexpr int kNA = kKPair ? NP / 2 : NP;  // activation rows per K block (the activation map's box)
@@ -52,17 +52,18 @@ void launch_ring(const LaunchArgs& l, const LaunchShape& shape, const Params& kp
     // compact 48- or 80-row tile (cp_compact_tile_rows).
     static std::atomic<uint64_t> raised_cp[6]{};
     const int kb = c.kblocks == 4 ? 2 : c.kblocks == 2 ? 1 : 0;
-    using K = decltype(&small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 1>);
-    constexpr K kernels[3] = {small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 1>,
-                              small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 2>,
-                              kKPair ? nullptr : small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, kKPair ? 1 : 4>};
+    constexpr int kFull = 64 * W;  // the weight tile's rows when not compact
+    using K = decltype(&small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 1, kFull, P>);
+    constexpr K kernels[3] = {small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 1, kFull, P>,
+                              small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, 2, kFull, P>,
+                              kKPair ? nullptr : small_m_wgmma_cp_kernel<WT, AT, W, NP, kKPair, kKPair ? 1 : 4, kFull, P>};
     constexpr bool kCompactBuilt = !kKPair;
     constexpr int kCompactRows = W == 1 ? kCpCompactTileRows1 : kCpCompactTileRows2;
     K compact[3] = {nullptr, nullptr, nullptr};
     if constexpr (kCompactBuilt) {
-      compact[0] = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 1, kCompactRows>;
-      compact[1] = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 2, kCompactRows>;
-      compact[2] = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 4, kCompactRows>;
+      compact[0] = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 1, kCompactRows, P>;
+      compact[1] = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 2, kCompactRows, P>;
+      compact[2] = small_m_wgmma_cp_kernel<WT, AT, W, NP, false, 4, kCompactRows, P>;
     }
     const bool use_compact = cp_compact_tile_rows(c.rows) > 0;
     FP8GEMM_REQUIRE(!use_compact || (kCompactBuilt && cp_compact_tile_rows(c.rows) == kCompactRows), kInternal,
@@ -76,7 +77,7 @@ void launch_ring(const LaunchArgs& l, const LaunchShape& shape, const Params& kp
   }
   static std::atomic<uint64_t> raised{0}, raised_persist{0};
   const bool persist = !kKPair && c.family == Family::kPersistent;
-  auto kernel = persist ? small_m_wgmma_persistent_kernel<WT, AT, W, NP> : small_m_wgmma_kernel<WT, AT, W, NP, kKPair>;
+  auto kernel = persist ? small_m_wgmma_persistent_kernel<WT, AT, W, NP, P> : small_m_wgmma_kernel<WT, AT, W, NP, kKPair, P>;
   raise_smem_limit_once(kernel, persist ? raised_persist : raised);
   encode_kmajor_map(&wmap, l.args.b, pr.k, pr.n, pr.batch, c.rows);
   FP8GEMM_REQUIRE(!persist || l.sm_count > 0, kInternal, "small_m: the persistent grid needs the device's SM count");
@@ -84,13 +85,13 @@ void launch_ring(const LaunchArgs& l, const LaunchShape& shape, const Params& kp
   FP8GEMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, wmap, amap, kp));
 }
 
-template <class WT, class AT, int W>
-void launch_ring_np(const LaunchArgs& l, const LaunchShape& shape, const Params& kp) {
+template <class WT, class AT, int W, class P>
+void launch_ring_np(const LaunchArgs& l, const LaunchShape& shape, const P& kp) {
   switch (mma_n(l.problem.m)) {
-    case 8: return launch_ring<WT, AT, W, 8>(l, shape, kp);
-    case 16: return launch_ring<WT, AT, W, 16>(l, shape, kp);
-    case 24: return launch_ring<WT, AT, W, 24>(l, shape, kp);
-    case 32: return launch_ring<WT, AT, W, 32>(l, shape, kp);
+    case 8: return launch_ring<WT, AT, W, 8, false, P>(l, shape, kp);
+    case 16: return launch_ring<WT, AT, W, 16, false, P>(l, shape, kp);
+    case 24: return launch_ring<WT, AT, W, 24, false, P>(l, shape, kp);
+    case 32: return launch_ring<WT, AT, W, 32, false, P>(l, shape, kp);
   }
   FP8GEMM_FAIL(kInternal, "small_m: m=", l.problem.m, " passed can_implement but has no wgmma kernel");
 }
@@ -125,20 +126,22 @@ inline Params params_of(const LaunchArgs& l, const LaunchShape& shape) {
   kp.stage_tx = layout.tx_bytes;
   kp.stage_kblocks = c.kblocks;
   kp.kb_bytes = layout.unit_bytes;
-  kp.bias = pr.bias ? l.args.bias : nullptr;
+  kp.bias = pr.bias ? l.args.bias : nullptr;  // read by the BiasParams kernels only
   return kp;
 }
 
-template <class WT, class AT>
+// P: Params, or BiasParams where the problem has a bias (the kernels that add it).
+template <class WT, class AT, class P = Params>
 void launch_pair(const LaunchArgs& l) {
   const Problem& pr = l.problem;
   const Config& c = l.config;
   const LaunchShape shape = launch_shape(pr, c, l.sm_count);
-  const Params kp = params_of(l, shape);
+  P kp{};
+  static_cast<Params&>(kp) = params_of(l, shape);
   if (c.family == Family::kActivationOnce) {
     // One kernel per dtype pair (m = 1, no split).
     static std::atomic<uint64_t> raised_aonce{0};
-    auto kernel = small_m_wgmma_aonce_kernel<WT, AT>;
+    auto kernel = small_m_wgmma_aonce_kernel<WT, AT, P>;
     raise_smem_limit_once(kernel, raised_aonce);
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attrs[kMaxLaunchAttrs];
@@ -152,8 +155,8 @@ void launch_pair(const LaunchArgs& l) {
   if (c.block() != Block::kKPairs)
     return warpgroups(c.rows) == 1 ? launch_ring_np<WT, AT, 1>(l, shape, kp) : launch_ring_np<WT, AT, 2>(l, shape, kp);
   // K pairs: the MMA's N holds two K blocks' activation rows.
-  if (mma_n(pr.m) == 8) return launch_ring<WT, AT, 1, 16, true>(l, shape, kp);
-  if (mma_n(pr.m) == 16) return launch_ring<WT, AT, 1, 32, true>(l, shape, kp);
+  if (mma_n(pr.m) == 8) return launch_ring<WT, AT, 1, 16, true, P>(l, shape, kp);
+  if (mma_n(pr.m) == 16) return launch_ring<WT, AT, 1, 32, true, P>(l, shape, kp);
   FP8GEMM_FAIL(kInternal, "small_m: config ", c.to_string(), " has no wgmma instantiation");
 }
 

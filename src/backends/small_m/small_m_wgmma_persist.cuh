@@ -22,10 +22,10 @@ namespace fp8gemm::small_m::sm90 {
 // mapa_rank, st_cluster_f32, mbar_arrive_remote, mbar_wait_cluster and the cluster barrier halves:
 // src/core/sm90.
 
-template <class WT, class AT, int W, int NP>
+template <class WT, class AT, int W, int NP, class P = Params>
 __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
     small_m_wgmma_persistent_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap amap,
-                                    const Params p) {
+                                    const P p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
   namespace cg = cooperative_groups;
   using St = RingStage<W, NP>;  // the one-shot kernel's stage layout

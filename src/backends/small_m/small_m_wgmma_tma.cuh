@@ -7,10 +7,11 @@ namespace fp8gemm::small_m::sm90 {
 
 // kKPair: rows=32 blocks (two K blocks per stage, W = 1; RingStage, combine_k_pair); NP is then the
 // MMA's N, twice the activation rows of one K block.
-template <class WT, class AT, int W, int NP, bool kKPair = false>
+// P: Params, or BiasParams for the kernels that add a bias (kAddsBias).
+template <class WT, class AT, int W, int NP, bool kKPair = false, class P = Params>
 __global__ void __launch_bounds__(kThreads<W>, (W == 1 ? 4 : 2))
     small_m_wgmma_kernel(const __grid_constant__ CUtensorMap wmap, const __grid_constant__ CUtensorMap amap,
-                         const Params p) {
+                         const P p) {
 #ifdef FP8GEMM_SMALL_M_SM90A
   using St = RingStage<W, NP>;
   constexpr int kKB = St::kKB, kWBytes = St::kWBytes;
