@@ -49,9 +49,17 @@ struct LinearArgs {
 size_t linear_scratch_bytes(int64_t m, int64_t k, ActivationScale scale, int sm_count);
 
 // Checks every rule (docs/linear.md "Arguments") without touching the GPU's work queue and returns
-// the GEMM the layer runs on its quantized activations. Throws Error(kInvalidArgument) naming the
-// argument and the rule.
+// the layer's problem: the GEMM on its quantized activations, with the quantization as its
+// prologue (Problem::prologue; its tuning key is the layer's). Throws Error(kInvalidArgument)
+// naming the argument and the rule.
 Problem validate(const LinearArgs& args, const DeviceInfo& device);
+
+// The layer problem (its tuning key, what `auto` chooses for) of GEMM problem `gemm` as `layer`
+// spells it: "static" or "dynamic" (the activation scale, the activations of gemm's output type),
+// either with "+bias", or "bias" alone for the GEMM with a bias epilogue; "" returns gemm. Throws
+// Error(kInvalidArgument) naming the rule for another spelling, or for a layer whose gemm's A is
+// not e4m3 (the layer quantizes to e4m3). The CLI's --layer and Python's layer= use it.
+Problem with_layer(Problem gemm, const std::string& layer);
 
 // Validates, chooses the GEMM's tactic ("auto", a backend name, or a tactic name; with a bias only
 // backends with a bias epilogue qualify), then enqueues the quantization and the GEMM on `stream`.

@@ -39,12 +39,20 @@ struct Problem {
   // A bias [n] of out_type added to every row in float32 before the output is rounded (the linear
   // layer's; FlashInfer's bmm_fp8 has none). Only backends with a bias epilogue can run it.
   bool bias = false;
+  // The linear layer (fp8gemm/linear.h) quantizes its activations before the GEMM: a problem with a
+  // prologue is that whole layer, keyed and timed as one; A is then the quantized activations and
+  // x_type what they are quantized from. Backends run the GEMM and ignore both fields.
+  enum class Prologue : uint8_t { kNone, kQuantizeStatic, kQuantizeDynamic };
+  Prologue prologue = Prologue::kNone;
+  DType x_type = DType::kBF16;  // with a prologue: the activations' type (bf16 or fp16)
 
   bool empty() const { return batch == 0 || m == 0; }
   double flops() const { return 2.0 * batch * m * n * k; }
   // Fewest bytes any implementation must move: each input once, the output once.
   double min_bytes() const;
-  std::string to_string() const;  // "b=1 m=16 n=6144 k=4096 e4m3xe4m3->bf16 align=16[ bias]"
+  bool is_layer() const { return prologue != Prologue::kNone; }
+  // "b=1 m=16 n=6144 k=4096 e4m3xe4m3->bf16 align=16[ bias][ x=bf16 static|dynamic]"
+  std::string to_string() const;
   bool operator==(const Problem& o) const;
   bool operator<(const Problem& o) const;  // a strict order over every field (map keys)
 };

@@ -18,14 +18,15 @@ namespace {
 // problems: [batch, m, n, k] flattened, as fp8gemm.tune's. The key string of each (its M bucket's
 // edge), after the checks the tune op makes before it needs the GPU.
 std::vector<std::string> tune_keys(std::vector<int64_t> bmnk, at::ScalarType a, at::ScalarType b, at::ScalarType out,
-                                   double key_budget_ms, double run_budget_ms, std::vector<std::string> backends) {
+                                   double key_budget_ms, double run_budget_ms, std::vector<std::string> backends,
+                                   std::string layer) {
   TORCH_CHECK_VALUE(bmnk.size() % 4 == 0, "tune: problems must be [batch, m, n, k] quadruples");
   std::vector<std::string> keys;
   for (size_t i = 0; i < bmnk.size(); i += 4) {
     BmmFp8Args args = problem_args(bmnk[i], bmnk[i + 1], bmnk[i + 2], bmnk[i + 3], a, b, out);
     check_bucket_edge(args);
     args.m = m_bucket(args.m);
-    keys.push_back(tune_key(problem_without_gpu(args)));
+    keys.push_back(tune_key(layer_of(problem_without_gpu(args), layer)));
   }
   check_budgets(key_budget_ms, run_budget_ms);
   canonical_backends(backends);
@@ -74,7 +75,7 @@ std::string tuning_failures() {
 TORCH_LIBRARY_FRAGMENT(fp8gemm, m) {
   using namespace fp8gemm::torch_ops;
   m.def("tune_keys(int[] problems, ScalarType a_dtype, ScalarType b_dtype, ScalarType out_dtype, "
-        "float key_budget_ms, float run_budget_ms, str[] backends) -> str[]", &tune_keys);
+        "float key_budget_ms, float run_budget_ms, str[] backends, str layer=\"\") -> str[]", &tune_keys);
   m.def("export_entries(str[] keys) -> str", &export_entries_op);
   m.def("export_all_entries() -> str", &export_all_entries_op);
   m.def("import_entries(str data, bool replace_local=False) -> str", &import_entries_op);

@@ -25,6 +25,14 @@ BmmFp8Args problem_args(int64_t batch, int64_t m, int64_t n, int64_t k, at::Scal
   return args;
 }
 
+Problem layer_of(const Problem& problem, const std::string& layer) {
+  try {
+    return with_layer(problem, layer);
+  } catch (const Error& e) {
+    throw_torch_error(e);
+  }
+}
+
 // A key is tuned at its M bucket's upper edge: that problem must be valid too.
 void check_bucket_edge(BmmFp8Args args) {
   const int64_t m = args.m;

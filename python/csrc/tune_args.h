@@ -18,6 +18,10 @@ namespace fp8gemm::torch_ops {
 BmmFp8Args problem_args(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarType a, at::ScalarType b,
                         at::ScalarType out);
 
+// `problem` as the layer `layer` spells (fp8gemm/linear.h with_layer; "" leaves it the GEMM), as
+// a ValueError naming the rule.
+Problem layer_of(const Problem& problem, const std::string& layer);
+
 // A key is tuned at its M bucket's upper edge: that problem must be valid too.
 void check_bucket_edge(BmmFp8Args args);
 

@@ -42,32 +42,37 @@ std::string info() {
   });
 }
 
-// The tactic a call would run now (no measuring): `backend` as in bmm_fp8.
+// The tactic a call would run now (no measuring): `backend` as in bmm_fp8; `layer` as with_layer
+// spells it (the linear layer's problem; "" the GEMM's).
 std::string choose(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarType a, at::ScalarType b,
-                   at::ScalarType out, std::string backend) {
+                   at::ScalarType out, std::string backend, std::string layer) {
   const BmmFp8Args args = problem_args(batch, m, n, k, a, b, out);
+  layer_of(problem_without_gpu(args), layer);
   try {
     check_backend(backend);
   } catch (const Error& e) {
     throw_torch_error(e);
   }
-  return on_current_gpu("fp8gemm.choose", [&](Context& ctx) { return ctx.choose(on_gpu(ctx, args), backend).name(); });
+  return on_current_gpu("fp8gemm.choose",
+                        [&](Context& ctx) { return ctx.choose(layer_of(on_gpu(ctx, args), layer), backend).name(); });
 }
 
 // problems: [batch, m, n, k] flattened. Returns decisions_to_json.
 std::string tune_problems(std::vector<int64_t> bmnk, at::ScalarType a, at::ScalarType b, at::ScalarType out,
-                          double key_budget_ms, double run_budget_ms, std::vector<std::string> backends, bool retune) {
+                          double key_budget_ms, double run_budget_ms, std::vector<std::string> backends, bool retune,
+                          std::string layer) {
   TORCH_CHECK_VALUE(bmnk.size() % 4 == 0, "tune: problems must be [batch, m, n, k] quadruples");
   std::vector<BmmFp8Args> args;
   for (size_t i = 0; i < bmnk.size(); i += 4) {
     args.push_back(problem_args(bmnk[i], bmnk[i + 1], bmnk[i + 2], bmnk[i + 3], a, b, out));
     check_bucket_edge(args.back());
+    layer_of(problem_without_gpu(args.back()), layer);
   }
   check_budgets(key_budget_ms, run_budget_ms);
   const std::vector<std::string> only = canonical_backends(backends);
   return on_current_gpu("fp8gemm.tune", [&](Context& ctx) {
     std::vector<Problem> problems;
-    for (const BmmFp8Args& one : args) problems.push_back(on_gpu(ctx, one));
+    for (const BmmFp8Args& one : args) problems.push_back(layer_of(on_gpu(ctx, one), layer));
     TuneOptions o;
     o.key_budget_ms = key_budget_ms;
     o.run_budget_ms = run_budget_ms;
@@ -80,14 +85,15 @@ std::string tune_problems(std::vector<int64_t> bmnk, at::ScalarType a, at::Scala
 // What `fp8gemm explain` prints: what auto runs now, then (measure) a fresh in-memory tuning of
 // the key with every candidate's time, the noise floor, the choice and why.
 std::string explain(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarType a, at::ScalarType b,
-                    at::ScalarType out, double key_budget_ms, bool measure) {
+                    at::ScalarType out, double key_budget_ms, bool measure, std::string layer) {
   const BmmFp8Args args = problem_args(batch, m, n, k, a, b, out);
+  layer_of(problem_without_gpu(args), layer);
   if (measure) {
     check_bucket_edge(args);
     check_budgets(key_budget_ms, 0);
   }
   return on_current_gpu("fp8gemm.explain", [&](Context& ctx) {
-    const Problem p = on_gpu(ctx, args);
+    const Problem p = layer_of(on_gpu(ctx, args), layer);
     std::ostringstream os;
     os << ctx.device().to_string() << "\n"
        << "problem   " << p << "  (bucket m<=" << m_bucket(p.m) << ")\n"
@@ -149,13 +155,14 @@ void autotune_end(int64_t handle) {
 TORCH_LIBRARY_FRAGMENT(fp8gemm, m) {
   using namespace fp8gemm::torch_ops;
   m.def("info() -> str", &info);
+  // layer: "" (the GEMM), or the linear layer's problem as with_layer spells it (fp8gemm/linear.h).
   m.def("choose(int batch, int m, int n, int k, ScalarType a_dtype, ScalarType b_dtype, ScalarType out_dtype, "
-        "str backend=\"auto\") -> str", &choose);
+        "str backend=\"auto\", str layer=\"\") -> str", &choose);
   m.def("tune(int[] problems, ScalarType a_dtype, ScalarType b_dtype, ScalarType out_dtype, "
-        "float key_budget_ms=100., float run_budget_ms=0., str[] backends, bool retune=False) -> str",
+        "float key_budget_ms=100., float run_budget_ms=0., str[] backends, bool retune=False, str layer=\"\") -> str",
         &tune_problems);
   m.def("explain(int batch, int m, int n, int k, ScalarType a_dtype, ScalarType b_dtype, ScalarType out_dtype, "
-        "float key_budget_ms=100., bool measure=True) -> str", &explain);
+        "float key_budget_ms=100., bool measure=True, str layer=\"\") -> str", &explain);
   m.def("load_cache(str path) -> int", &load_cache_op);
   m.def("merge_cache(str path) -> int", &merge_cache_op);
   m.def("save_cache(str path) -> ()", &save_cache_op);

@@ -147,11 +147,15 @@ def tune(shapes: Iterable[Sequence[int]], *, dtype: torch.dtype = torch.bfloat16
          batch: int = 1, key_budget_ms: float = 100.0, run_budget_ms: float = 0.0,
          backends: Optional[Sequence[str]] = None, retune: bool = False,
          cache: Optional[str] = None, group=None, strategy: Optional[str] = None,
-         timeout: float = _DEFAULT_TIMEOUT_S) -> list:
+         timeout: float = _DEFAULT_TIMEOUT_S, layer: str = "") -> list:
     """Tunes the keys of `shapes` ((m, n, k) or (batch, m, n, k); m is rounded up to its bucket)
     on the current GPU and keeps the choices for "auto" calls. With `cache`, the file is merged in
     first and saved after. Returns one decision (a dict: key, choice, default, times, reason,
     every candidate) per shape.
+
+    layer: "" tunes the GEMM's keys; "static", "dynamic" (with "+bias"), the linear layer's
+    (linear_fp8 with that activation scale, activations of `dtype`): its quantization is timed
+    with each GEMM tactic; "bias": the GEMM with a bias. docs/linear.md.
 
     group: a torch.distributed process group; every rank calls tune with the same arguments
     (shapes may differ: the union is tuned) and ends with the same entries for every key of the
@@ -165,12 +169,12 @@ def tune(shapes: Iterable[Sequence[int]], *, dtype: torch.dtype = torch.bfloat16
     in_group = distributed.group_of(group, strategy, timeout, "fp8gemm.tune")
     if in_group:
         call = distributed.TuneCall(a_dtype, b_dtype, dtype, key_budget_ms, run_budget_ms, backends, retune,
-                                    in_group[1])
+                                    in_group[1], layer)
         return distributed.tune_in_group(*in_group, problems, call, str(cache) if cache else None)
     if cache:
         merge_cache(cache)
     text = _ops.tune.default(problems, a_dtype, b_dtype, dtype, float(key_budget_ms),
-                             float(run_budget_ms), list(backends or []), bool(retune))
+                             float(run_budget_ms), list(backends or []), bool(retune), str(layer))
     if cache:
         save_cache(cache)
     return json.loads(text)["decisions"]
@@ -178,17 +182,20 @@ def tune(shapes: Iterable[Sequence[int]], *, dtype: torch.dtype = torch.bfloat16
 
 def explain(m: int, n: int, k: int, *, dtype: torch.dtype = torch.bfloat16,
             a_dtype: torch.dtype = torch.float8_e4m3fn, b_dtype: torch.dtype = torch.float8_e4m3fn,
-            batch: int = 1, key_budget_ms: float = 100.0, measure: bool = True) -> str:
+            batch: int = 1, key_budget_ms: float = 100.0, measure: bool = True, layer: str = "") -> str:
     """What "auto" runs for this shape now and (measure=True) why: every candidate's time, the
-    noise floor, the default, the choice and the reason. Measures afresh, in memory only."""
-    return _ops.explain.default(batch, m, n, k, a_dtype, b_dtype, dtype, float(key_budget_ms), bool(measure))
+    noise floor, the default, the choice and the reason. Measures afresh, in memory only. layer:
+    as tune's (the linear layer's key)."""
+    return _ops.explain.default(batch, m, n, k, a_dtype, b_dtype, dtype, float(key_budget_ms), bool(measure),
+                                str(layer))
 
 
 def choose(m: int, n: int, k: int, *, backend: str = "auto", dtype: torch.dtype = torch.bfloat16,
            a_dtype: torch.dtype = torch.float8_e4m3fn, b_dtype: torch.dtype = torch.float8_e4m3fn,
-           batch: int = 1) -> str:
-    """The canonical name of the tactic a call would run now (nothing is measured)."""
-    return _ops.choose.default(batch, m, n, k, a_dtype, b_dtype, dtype, backend)
+           batch: int = 1, layer: str = "") -> str:
+    """The canonical name of the tactic a call would run now (nothing is measured). layer: as
+    tune's: the GEMM tactic fp8gemm.linear_fp8 runs after quantizing."""
+    return _ops.choose.default(batch, m, n, k, a_dtype, b_dtype, dtype, backend, str(layer))
 
 
 def load_cache(path: str) -> int:

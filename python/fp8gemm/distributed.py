@@ -74,7 +74,7 @@ class _OpsCache:
     def tune(self, jobs: List[list], call: "TuneCall") -> List[dict]:
         flat = [int(v) for job in jobs for v in job]
         text = _ops.tune.default(flat, call.a_dtype, call.b_dtype, call.dtype, call.key_budget_ms, call.run_budget_ms,
-                                 list(call.backends), call.retune)
+                                 list(call.backends), call.retune, call.layer)
         return json.loads(text)["decisions"]
 
     def failures(self) -> Dict[str, str]:
@@ -111,15 +111,17 @@ _make_local = _OpsCache
 class TuneCall:
     """fp8gemm.tune's arguments other than the shapes: every rank of a group must pass the same."""
 
-    def __init__(self, a_dtype, b_dtype, dtype, key_budget_ms, run_budget_ms, backends, retune, strategy):
+    def __init__(self, a_dtype, b_dtype, dtype, key_budget_ms, run_budget_ms, backends, retune, strategy,
+                 layer: str = ""):
         self.a_dtype, self.b_dtype, self.dtype = a_dtype, b_dtype, dtype
         self.key_budget_ms, self.run_budget_ms = float(key_budget_ms), float(run_budget_ms)
         self.backends, self.retune, self.strategy = list(backends or []), bool(retune), strategy
+        self.layer = str(layer)
 
     def wire(self) -> dict:
         return {"a_dtype": str(self.a_dtype), "b_dtype": str(self.b_dtype), "dtype": str(self.dtype),
                 "key_budget_ms": self.key_budget_ms, "run_budget_ms": self.run_budget_ms,
-                "backends": self.backends, "retune": self.retune, "strategy": self.strategy}
+                "backends": self.backends, "retune": self.retune, "strategy": self.strategy, "layer": self.layer}
 
 
 def group_of(group, strategy, timeout, what: str):
@@ -226,7 +228,7 @@ def tune_in_group(group, strategy: str, timeout_s: float, problems: List[int], c
     own, request, my_keys = None, {"error": None}, []
     try:
         my_keys = _ops.tune_keys.default(problems, call.a_dtype, call.b_dtype, call.dtype, call.key_budget_ms,
-                                         call.run_budget_ms, call.backends)
+                                         call.run_budget_ms, call.backends, call.layer)
         jobs = {key: [problems[4 * i], _ops.m_bucket.default(problems[4 * i + 1])] + problems[4 * i + 2:4 * i + 4]
                 for i, key in enumerate(my_keys)}
         if cache:

@@ -12,7 +12,7 @@ from ._log import logger
 from .distributed import DEFAULT_TIMEOUT_S
 from .nn import Linear
 
-__all__ = ["tune_model", "model_shapes", "m_buckets", "default_cache_path"]
+__all__ = ["tune_model", "model_shapes", "model_layers", "m_buckets", "default_cache_path"]
 
 
 def m_buckets(max_tokens: int) -> List[int]:
@@ -41,6 +41,25 @@ def model_shapes(model: torch.nn.Module) -> List[Tuple[int, int, torch.dtype]]:
     return shapes
 
 
+def layer_spec(module: Linear) -> str:
+    """The tuning key's layer (fp8gemm.tune's `layer`) of one fp8gemm Linear: its activation scale
+    mode, and "+bias" when it has one."""
+    return ("dynamic" if module.dynamic else "static") + ("+bias" if module.bias is not None else "")
+
+
+def model_layers(model: torch.nn.Module) -> List[Tuple[int, int, torch.dtype, str]]:
+    """(N, K, out dtype, layer) of every fp8gemm.nn.Linear of `model` that runs "auto", each once,
+    in the order the layers appear: the linear layer's tuning keys (layer as fp8gemm.tune's)."""
+    seen, layers = set(), []
+    for module in model.modules():
+        if isinstance(module, Linear) and module.backend == "auto":
+            key = (module.out_features, module.in_features, module.out_dtype, layer_spec(module))
+            if key not in seen:
+                seen.add(key)
+                layers.append(key)
+    return layers
+
+
 def default_cache_path() -> Optional[str]:
     """The cache file "auto" loads on first use and tuning writes, as the library reports it
     (torch.ops.fp8gemm.default_cache_path, where the library has one), else $FP8GEMM_CACHE, else
@@ -64,9 +83,11 @@ def tune_model(model: torch.nn.Module, max_tokens: int, *, cache: Union[str, os.
                batch_sizes: Sequence[int] = (1,), key_budget_ms: float = 100.0, run_budget_ms: float = 0.0,
                backends: Optional[Sequence[str]] = None, retune: bool = False, group=None,
                strategy: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT_S) -> list:
-    """Tunes every fp8gemm.nn.Linear shape of `model` (its (N, K, out dtype), each once) at every
+    """Tunes every fp8gemm.nn.Linear of `model` as the layer it runs (its (N, K, out dtype, scale
+    mode, bias), each once: the layer's keys, quantization timed with each GEMM tactic) at every
     M bucket up to max_tokens (M = tokens per forward: batch x sequence) with fp8gemm.tune, and
-    returns the decisions (dicts, as fp8gemm.tune's). batch_sizes: the bmm batch of the keys
+    returns the decisions (dicts, as fp8gemm.tune's). The keys assume activations of the output
+    dtype, as models run them. batch_sizes: the bmm batch of the keys
     (fp8gemm.nn.Linear runs batch 1). cache: a path to merge in first and save after; None: the
     library's default location (default_cache_path()), or memory only where there is none;
     False: memory only. What engines do with a dummy forward inside FlashInfer's autotune context,
@@ -78,17 +99,18 @@ def tune_model(model: torch.nn.Module, max_tokens: int, *, cache: Union[str, os.
         raise TypeError(f"tune_model: model must be a torch.nn.Module, got {type(model).__name__}")
     ms = m_buckets(max_tokens)
     batches = _positive_ints("batch_sizes", batch_sizes)
-    shapes = model_shapes(model)
-    if not shapes:
+    layers = model_layers(model)
+    if not layers:
         raise ValueError("tune_model: the model has no fp8gemm.nn.Linear running backend 'auto' (swap its layers "
                          "with fp8gemm.quantize_ first)")
     path = None if cache is False else (os.fspath(cache) if cache else default_cache_path())
-    logger.info("tune_model: %d shape(s) x %d M bucket(s) (up to %d) x %d batch size(s); cache %s", len(shapes),
+    logger.info("tune_model: %d layer key(s) x %d M bucket(s) (up to %d) x %d batch size(s); cache %s", len(layers),
                 len(ms), ms[-1], len(batches), path or "in memory only")
     decisions = []
-    for out_dtype in dict.fromkeys(dtype for _, _, dtype in shapes):
-        problems = [(b, m, n, k) for n, k, dtype in shapes if dtype == out_dtype for b in batches for m in ms]
+    for out_dtype, layer in dict.fromkeys((dtype, spec) for _, _, dtype, spec in layers):
+        problems = [(b, m, n, k) for n, k, dtype, spec in layers if (dtype, spec) == (out_dtype, layer)
+                    for b in batches for m in ms]
         decisions += tune(problems, dtype=out_dtype, key_budget_ms=key_budget_ms, run_budget_ms=run_budget_ms,
                           backends=backends, retune=retune, cache=path, group=group, strategy=strategy,
-                          timeout=timeout)
+                          timeout=timeout, layer=layer)
     return decisions

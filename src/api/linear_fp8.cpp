@@ -25,6 +25,23 @@ size_t linear_scratch_bytes(int64_t m, int64_t k, ActivationScale scale, int sm_
   return fp8_bytes(m, k) + partials;
 }
 
+Problem with_layer(Problem p, const std::string& layer) {
+  if (layer.empty()) return p;
+  const std::string scale = layer.substr(0, layer.find('+'));
+  const bool bias = layer == "bias" || layer.size() > scale.size();
+  FP8GEMM_REQUIRE((scale == "static" || scale == "dynamic" || layer == "bias") &&
+                      (!bias || layer == "bias" || layer == scale + "+bias"),
+                  kInvalidArgument, "layer '", layer,
+                  "' is not one of static, dynamic, static+bias, dynamic+bias or bias (the GEMM with a bias)");
+  p.bias = bias;
+  if (layer == "bias") return p;
+  FP8GEMM_REQUIRE(p.a_type == DType::kE4M3, kInvalidArgument, "layer '", layer,
+                  "': the layer quantizes its activations to e4m3, so A must be e4m3, not ", p.a_type);
+  p.prologue = scale == "static" ? Problem::Prologue::kQuantizeStatic : Problem::Prologue::kQuantizeDynamic;
+  p.x_type = p.out_type;
+  return p;
+}
+
 Problem validate(const LinearArgs& args, const DeviceInfo& device) {
   return validate(args, device, inspect_cuda_pointer);
 }

@@ -35,7 +35,9 @@ size_t dtype_bytes(DType t) { return is_fp8(t) ? 1 : 2; }
 std::ostream& operator<<(std::ostream& os, DType t) { return os << to_string(t); }
 
 double Problem::min_bytes() const {
-  return double(batch) * (double(n) * k * dtype_bytes(b_type) + double(m) * k * dtype_bytes(a_type) +
+  // A layer reads its activations as they come (x_type); the FP8 copy is its own intermediate.
+  const DType activations = is_layer() ? x_type : a_type;
+  return double(batch) * (double(n) * k * dtype_bytes(b_type) + double(m) * k * dtype_bytes(activations) +
                           double(m) * n * dtype_bytes(out_type)) +
          (bias ? double(n) * dtype_bytes(out_type) : 0.0);
 }
@@ -47,18 +49,23 @@ std::string Problem::to_string() const {
      << " align=" << alignment;
   if (scale_alignment != 16) os << " scale_align=" << scale_alignment;
   if (bias) os << " bias";
+  if (is_layer())
+    os << " x=" << fp8gemm::to_string(x_type) << (prologue == Prologue::kQuantizeStatic ? " static" : " dynamic");
   return os.str();
 }
 
 bool Problem::operator==(const Problem& o) const {
   return batch == o.batch && m == o.m && n == o.n && k == o.k && a_type == o.a_type &&
          b_type == o.b_type && out_type == o.out_type && alignment == o.alignment &&
-         scale_alignment == o.scale_alignment && bias == o.bias;
+         scale_alignment == o.scale_alignment && bias == o.bias && prologue == o.prologue &&
+         (!is_layer() || x_type == o.x_type);
 }
 
 bool Problem::operator<(const Problem& o) const {
   auto key = [](const Problem& p) {
-    return std::tie(p.batch, p.m, p.n, p.k, p.a_type, p.b_type, p.out_type, p.alignment, p.scale_alignment, p.bias);
+    const DType x = p.is_layer() ? p.x_type : DType::kBF16;  // x_type means nothing without a prologue
+    return std::make_tuple(p.batch, p.m, p.n, p.k, p.a_type, p.b_type, p.out_type, p.alignment, p.scale_alignment,
+                           p.bias, p.prologue, x);
   };
   return key(*this) < key(o);
 }

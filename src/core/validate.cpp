@@ -156,12 +156,18 @@ Problem validate(const LinearArgs& args, const DeviceInfo& device, const Pointer
   gemm.out = args.out;
   gemm.m = args.m, gemm.n = args.n, gemm.k = args.k;
   gemm.a_type = DType::kE4M3, gemm.b_type = args.w_type, gemm.out_type = args.out_type;
+  // The layer as one problem: its GEMM on the quantized activations with the quantization before.
+  const auto as_layer = [&](Problem q) {
+    q.bias = args.bias != nullptr;
+    q.prologue = dynamic ? Problem::Prologue::kQuantizeDynamic : Problem::Prologue::kQuantizeStatic;
+    q.x_type = args.x_type;
+    return q;
+  };
   Problem p = validate_problem(gemm, device);
   if (p.empty()) {
     // Nothing is read or written, but a dynamic scale (that of an empty x).
     if (dynamic) require_device_pointer("x_scale", args.x_scale, device, inspect);
-    p.bias = args.bias != nullptr;
-    return p;
+    return as_layer(p);
   }
   // Named as the layer's arguments, before validate() speaks of the GEMM's a and a_scale.
   for (const auto& [name, ptr] : {std::pair<const char*, const void*>{"x", args.x}, {"w", args.w},
@@ -190,7 +196,6 @@ Problem validate(const LinearArgs& args, const DeviceInfo& device, const Pointer
     require_aligned("bias", args.bias);
     FP8GEMM_REQUIRE(!overlaps(args.out, out_bytes, args.bias, bias_bytes), kInvalidArgument,
                     "out overlaps bias: the output must not alias an input");
-    p.bias = true;
   }
   FP8GEMM_REQUIRE(!overlaps(args.out, out_bytes, args.x, x_bytes), kInvalidArgument,
                   "out overlaps x: the output must not alias an input");
@@ -212,7 +217,7 @@ Problem validate(const LinearArgs& args, const DeviceInfo& device, const Pointer
     FP8GEMM_REQUIRE(!overlaps(args.scratch, fp8_bytes, args.x_scale, 4), kInvalidArgument,
                     "scratch overlaps x_scale: the quantized activations must not overwrite an input");
   }
-  return p;
+  return as_layer(p);
 }
 
 }  // namespace fp8gemm

@@ -25,7 +25,7 @@ Problem validate(const BmmFp8Args& args, const DeviceInfo& device, const Pointer
 
 // The linear layer's rules (include/fp8gemm/linear.h): the GEMM on its quantized activations
 // (scratch) as validate() checks it, with the bias, then x's dtype and the pointers the GEMM does
-// not see. Returns that GEMM's problem.
+// not see. Returns the layer's problem: that GEMM with the quantization as its prologue.
 Problem validate(const LinearArgs& args, const DeviceInfo& device, const PointerInspector& inspect);
 
 }  // namespace fp8gemm

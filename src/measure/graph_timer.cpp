@@ -45,6 +45,7 @@ GraphTimer::GraphTimer(Context& ctx, GraphTimerOptions options) : impl_(std::mak
   DeviceGuard guard(ctx.device().device);
   FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
   impl_->l2_bytes = std::max<size_t>(ctx.device().l2_bytes, 1 << 20);
+  impl_->sm_count = ctx.device().sm_count;
   // Two scalars 16 bytes apart: cuBLASLt needs 16-byte aligned scale pointers.
   impl_->scales = DeviceBuffer(8 * sizeof(float));
   const float ones[8] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};

@@ -6,6 +6,7 @@
 #include "fp8gemm/fp8gemm.h"
 #include "measure/graph_timer_impl.h"
 #include "measure/graph_timer_kernels.h"
+#include "quantize/quantize.h"
 
 namespace fp8gemm {
 
@@ -29,8 +30,14 @@ void GraphTimer::Impl::prepare(const Problem& p) {
   const size_t a_bytes = size_t(p.batch * p.m * p.k) * dtype_bytes(p.a_type);
   const size_t out_bytes = size_t(p.batch * p.m * p.n) * dtype_bytes(p.out_type);
   const size_t bias_bytes = p.bias ? size_t(p.n) * dtype_bytes(p.out_type) : 0;
+  const size_t x_bytes = p.is_layer() ? size_t(p.batch * p.m * p.k) * dtype_bytes(p.x_type) : 0;
+  const size_t partial_bytes = p.prologue == Problem::Prologue::kQuantizeDynamic
+                                   ? std::max<size_t>(16, quantize::dynamic_scratch_bytes(p.batch * p.m * p.k, sm_count))
+                                   : 0;
   const bool new_weights = !have_weights || !same_weights(weight_key, p);
-  if (new_weights || a.bytes() < a_bytes || out.bytes() < out_bytes || bias.bytes() < bias_bytes) drain_heater();
+  if (new_weights || a.bytes() < a_bytes || out.bytes() < out_bytes || bias.bytes() < bias_bytes ||
+      x.bytes() < x_bytes || partials.bytes() < partial_bytes)
+    drain_heater();
   if (new_weights) {
     weights = DeviceBuffer();
     have_weights = false;
@@ -46,10 +53,15 @@ void GraphTimer::Impl::prepare(const Problem& p) {
   ensure_size(a, a_bytes);
   measure_kernels::fill_random_fp8(a.get(), a_bytes, p.a_type, options.seed + 1 + ++draws, stream);
   ensure_size(out, out_bytes);
+  // Random e4m3 codes read as bf16/fp16 pairs are finite: their exponent bits stay below all-ones.
   if (p.bias) {
-    // Random e4m3 codes read as bf16/fp16 pairs are finite: their exponent bits stay below all-ones.
     ensure_size(bias, bias_bytes);
     measure_kernels::fill_random_fp8(bias.get(), bias_bytes, DType::kE4M3, options.seed + 2, stream);
+  }
+  if (p.is_layer()) {
+    ensure_size(x, x_bytes);
+    measure_kernels::fill_random_fp8(x.get(), x_bytes, DType::kE4M3, options.seed + 3 + draws, stream);
+    ensure_size(partials, partial_bytes);
   }
   if (!(memo_problem == p)) {
     memo_problem = p;
@@ -63,6 +75,19 @@ GemmArgs GraphTimer::Impl::args(int call, int first_copy, void* output) const {
   const int copy = (first_copy + call) % copies;
   const auto* w = static_cast<const uint8_t*>(weights.get()) + size_t(copy) * copy_stride;
   return GemmArgs{a.get(), w, scales.as<float>(), scales.as<float>() + 4, output, bias.get()};
+}
+
+void GraphTimer::Impl::run_call(const Problem& p, const Tactic& t, int call, int first_copy, void* output) {
+  const GemmArgs g = args(call, first_copy, output);
+  const int64_t count = p.batch * p.m * p.k;
+  // The quantized activations overwrite `a`: the GEMM before has finished reading it by then (the
+  // quantization waits for it before it writes).
+  if (p.prologue == Problem::Prologue::kQuantizeStatic)
+    quantize::launch_static(x.get(), p.x_type, count, g.a_scale, a.get(), sm_count, stream);
+  else if (p.prologue == Problem::Prologue::kQuantizeDynamic)
+    quantize::launch_dynamic(x.get(), p.x_type, count, const_cast<float*>(g.a_scale), a.get(), partials.get(), sm_count,
+                             stream);
+  ctx.run_tactic(p, t, g, stream);
 }
 
 float GraphTimer::Impl::elapsed_ms(cudaEvent_t start, cudaEvent_t stop) {
@@ -92,9 +117,9 @@ std::vector<int> GraphTimer::Impl::calls_for_all(const Problem& p, const std::ve
   for (size_t j = 0; j < probed.size(); ++j) {
     const size_t i = probed[j];
     try {
-      ctx.run_tactic(p, candidates[i], args(0, 0, out.get()), stream);
+      run_call(p, candidates[i], 0, 0, out.get());
       FP8GEMM_CUDA_CHECK(cudaEventRecord(events[2 * j], stream));
-      ctx.run_tactic(p, candidates[i], args(1, 0, out.get()), stream);
+      run_call(p, candidates[i], 1, 0, out.get());
       FP8GEMM_CUDA_CHECK(cudaEventRecord(events[2 * j + 1], stream));
       queued[j] = 1;
     } catch (const std::exception& e) {
@@ -117,7 +142,7 @@ GraphExec GraphTimer::Impl::capture(const Problem& p, const Tactic& t, int calls
   cudaGraph_t graph = nullptr;
   FP8GEMM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   try {
-    for (int i = 0; i < calls; ++i) ctx.run_tactic(p, t, args(i, first_copy, out.get()), stream);
+    for (int i = 0; i < calls; ++i) run_call(p, t, i, first_copy, out.get());
   } catch (...) {
     cudaStreamEndCapture(stream, &graph);
     if (graph) cudaGraphDestroy(graph);

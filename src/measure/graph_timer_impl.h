@@ -44,6 +44,7 @@ struct GraphTimer::Impl {
   GraphTimerOptions options;
   cudaStream_t stream = nullptr;
   size_t l2_bytes = 0;
+  int sm_count = 0;  // the layer problems' quantization kernels size their grids by it
 
   // Weights of the current (batch, n, k, b_type), `copies` distinct copies `copy_stride` apart.
   Problem weight_key;
@@ -54,6 +55,8 @@ struct GraphTimer::Impl {
   int weight_allocations = 0;
 
   DeviceBuffer a, out, out_ref, scales, scratch, flush, bias;
+  // A layer problem's activations before quantization and its dynamic scale's partial maxima.
+  DeviceBuffer x, partials;
   uint64_t draws = 0;  // seeds fresh activations per measurement
 
   // Calls per replay already probed for the current problem, by tactic name.
@@ -88,6 +91,9 @@ struct GraphTimer::Impl {
   // Buffers for `p`: weights kept across calls with the same (batch, n, k), fresh activations.
   void prepare(const Problem& p);
   GemmArgs args(int call, int first_copy, void* output) const;
+  // One call of `t` as a timed graph holds it: a layer problem's quantization of x into `a` (and
+  // its dynamic scale), then the GEMM on weight copy (first_copy + call).
+  void run_call(const Problem& p, const Tactic& t, int call, int first_copy, void* output);
   float elapsed_ms(cudaEvent_t start, cudaEvent_t stop);
   // Calls per replay for every candidate (MeasureOptions::calls_per_replay, else the memo, else a
   // probe: one eager call to load modules and warm up, then one timed call). The probes of all

@@ -50,13 +50,18 @@ TuneKey key_of(const Problem& p) {
   k.alignment = alignment_class(p.alignment);
   k.scale_alignment = p.scale_alignment;
   k.bias = p.bias;
+  if (p.is_layer()) {
+    k.op = kLayerOp;
+    k.prologue = p.prologue;
+    k.x_type = p.x_type;
+  }
   return k;
 }
 
 namespace {
 auto fields(const TuneKey& k) {
   return std::tie(k.op, k.a_type, k.b_type, k.out_type, k.batch, k.m_bucket, k.n, k.k, k.alignment,
-                  k.scale_alignment, k.bias);
+                  k.scale_alignment, k.bias, k.prologue, k.x_type);
 }
 }  // namespace
 
@@ -65,12 +70,22 @@ bool TuneKey::operator==(const TuneKey& o) const { return fields(*this) == field
 
 std::string TuneKey::to_string() const {
   std::ostringstream os;
-  os << op << ' ' << fp8gemm::to_string(a_type) << 'x' << fp8gemm::to_string(b_type) << "->"
+  os << op << ' ';
+  if (prologue != Problem::Prologue::kNone)
+    os << fp8gemm::to_string(x_type) << (prologue == Problem::Prologue::kQuantizeStatic ? " static " : " dynamic ");
+  os << fp8gemm::to_string(a_type) << 'x' << fp8gemm::to_string(b_type) << "->"
      << fp8gemm::to_string(out_type) << " b=" << batch << " m<=" << m_bucket << " n=" << n
      << " k=" << k << " align=" << alignment;
   if (scale_alignment != 16) os << " scale_align=" << scale_alignment;
   if (bias) os << " bias";
   return os.str();
+}
+
+Problem gemm_of(const Problem& p) {
+  Problem g = p;
+  g.prologue = Problem::Prologue::kNone;
+  g.x_type = DType::kBF16;
+  return g;
 }
 
 int64_t bucket_lower(int64_t m) {
@@ -109,6 +124,8 @@ Problem TuneKey::representative() const {
   p.alignment = alignment;
   p.scale_alignment = scale_alignment;
   p.bias = bias;
+  p.prologue = prologue;
+  p.x_type = x_type;
   return p;
 }
 

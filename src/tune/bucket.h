@@ -20,8 +20,13 @@ struct TuneKey {
   int alignment = 16;
   int scale_alignment = 16;  // Problem::scale_alignment (cuBLASLt needs 16)
   bool bias = false;         // Problem::bias: only backends with a bias epilogue compete
+  // The linear layer's keys (op "linear_fp8"): the quantization of x_type activations runs before
+  // the GEMM, and is timed with it (Problem::prologue).
+  Problem::Prologue prologue = Problem::Prologue::kNone;
+  DType x_type = DType::kBF16;
 
-  // "bmm_fp8 e4m3xe4m3->bf16 b=1 m<=16 n=6144 k=4096 align=16[ bias]": the cache entry's identity.
+  // "bmm_fp8 e4m3xe4m3->bf16 b=1 m<=16 n=6144 k=4096 align=16[ bias]", or for a layer
+  // "linear_fp8 bf16 static e4m3xe4m3->bf16 b=1 m<=16 ...": the cache entry's identity.
   std::string to_string() const;
   // The problem a key is tuned on: M = the bucket's upper edge.
   Problem representative() const;
@@ -31,6 +36,14 @@ struct TuneKey {
 };
 
 TuneKey key_of(const Problem& p);
+
+// The op names of the two kinds of key.
+inline constexpr const char* kGemmOp = "bmm_fp8";
+inline constexpr const char* kLayerOp = "linear_fp8";
+
+// A layer problem's GEMM alone (no prologue): whose tuned entry and default a layer key without
+// an entry of its own runs.
+Problem gemm_of(const Problem& p);
 
 // Alignment classes: 16, 8, 4, 2, 1 bytes (Problem::alignment is already capped at 16).
 int alignment_class(int alignment);

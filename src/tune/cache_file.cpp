@@ -109,6 +109,10 @@ ordered to_json(const CacheEntry& e) {
                {"k", k.k}, {"alignment", k.alignment}, {"scale_alignment", k.scale_alignment},
                {"tactic", e.tactic}, {"us", e.us}, {"default", e.default_tactic}, {"default_us", e.default_us}};
   if (k.bias) j["bias"] = true;  // absent: no bias (files written before bias keys parse as they were)
+  if (k.prologue != Problem::Prologue::kNone) {  // a layer key
+    j["x"] = to_string(k.x_type);
+    j["scale"] = k.prologue == Problem::Prologue::kQuantizeStatic ? "static" : "dynamic";
+  }
   if (!e.segments.empty()) {
     j["segments"] = ordered::array();
     for (const CacheSegment& s : e.segments) j["segments"].push_back({{"m_max", s.m_max}, {"tactic", s.tactic}});
@@ -137,6 +141,17 @@ CacheEntry entry_from(const json& j) {
   e.key.alignment = alignment_field(j, "alignment");
   e.key.scale_alignment = j.contains("scale_alignment") ? alignment_field(j, "scale_alignment") : 16;
   e.key.bias = bool_field(j, "bias", false);
+  if (e.key.op == kLayerOp) {
+    e.key.x_type = parse_dtype(string_field(j, "x"));
+    if (e.key.x_type != DType::kBF16 && e.key.x_type != DType::kFP16)
+      throw std::runtime_error("x is " + std::string(to_string(e.key.x_type)) + ", not bf16 or fp16");
+    const std::string scale = string_field(j, "scale");
+    if (scale != "static" && scale != "dynamic")
+      throw std::runtime_error("scale is \"" + scale + "\", not static or dynamic");
+    e.key.prologue = scale == "static" ? Problem::Prologue::kQuantizeStatic : Problem::Prologue::kQuantizeDynamic;
+  } else if (e.key.op != kGemmOp) {
+    throw std::runtime_error("op is \"" + e.key.op + "\", not " + kGemmOp + " or " + kLayerOp);
+  }
   e.tactic = string_field(j, "tactic");
   e.us = micros_field(j, "us");
   e.default_tactic = j.contains("default") ? string_field(j, "default") : std::string();

@@ -109,13 +109,22 @@ TuningSelector::TuningSelector(SelectorConfig config) : config_(std::move(config
   if (!config_.is_capturing) config_.is_capturing = stream_is_capturing;
 }
 
+std::optional<Tactic> TuningSelector::tuned_gemm_of_layer(const Problem& p) const {
+  if (!p.is_layer()) return std::nullopt;
+  std::optional<Tactic> t = cache_.find_tactic(key_of(gemm_of(p)), p.m);
+  if (t && !can_run(config_.backends, p, *t)) return std::nullopt;
+  return t;
+}
+
 Tactic TuningSelector::default_for(const Problem& p) {
+  if (auto t = tuned_gemm_of_layer(p)) return *t;
   return default_choice(config_.backends, chain(), p);
 }
 
 std::string TuningSelector::explain(const Problem& p) {
   const TuneKey key = key_of(p);
   if (auto t = cache_.find_tactic(key, p.m)) return "tuned cache: " + key.to_string();
+  if (tuned_gemm_of_layer(p)) return "tuned cache, the layer's GEMM (the layer is not tuned): " + key_of(gemm_of(p)).to_string();
   std::string why;
   chain_choice(config_.backends, chain(), p, &why);
   return why;
@@ -131,6 +140,9 @@ std::optional<Tactic> TuningSelector::select(const Problem& p, const std::string
   // the capture): captured calls use the table / floor, and a later uncaptured call tunes.
   if (backend == "auto" && lazy_active() && config_.make_timer && !config_.is_capturing(stream))
     if (auto t = tune_lazily(p)) return t;
+  // A layer without an entry of its own runs what its GEMM was tuned to, else the default chain.
+  if (auto t = tuned_gemm_of_layer(p))
+    if (belongs(*t, backend)) return t;
   if (auto t = chain_choice(config_.backends, chain(), p))
     if (belongs(*t, backend)) return t;
   return std::nullopt;  // the Context's floor (cuBLASLt's heuristic), or the named backend's default

@@ -45,7 +45,8 @@ class TuningSelector : public Selector {
   // The cache's generation; volatile while lazy tuning is on (a call may tune its key).
   uint64_t generation() const override { return lazy_active() ? kVolatile : cache_.generation(); }
 
-  // What `auto` runs for `p` without a tuned entry: the default chain's answer, else the floor.
+  // What `auto` runs for `p` without a tuned entry: for a layer its GEMM's tuned choice; else the
+  // default chain's answer, else the floor.
   Tactic default_for(const Problem& p);
   // Where `auto`'s answer for `p` comes from, in a sentence: the tuned cache, or the step of the
   // default chain that decided (which table rule or selector rule, and why). Never throws.
@@ -86,6 +87,8 @@ class TuningSelector : public Selector {
   bool has_timer() const;
 
  private:
+  // A layer problem's GEMM's tuned tactic at p.m, where it runs p; nullopt for a GEMM problem.
+  std::optional<Tactic> tuned_gemm_of_layer(const Problem& p) const;
   DefaultChain chain() const { return {&config_.rules, &config_.selector_rules, config_.device.sm_count}; }
   std::vector<Decision> tune_locked(const std::vector<Problem>& problems, Timer& timer, const TuneOptions& options);
   std::vector<CacheEntry> valid_entries(const CacheFile& file, const std::string& path);

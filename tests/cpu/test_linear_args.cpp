@@ -140,11 +140,17 @@ TEST(LinearArgs, ValidArgumentsGiveTheGemmOnTheQuantizedActivations) {
   EXPECT_EQ(p.k, 512);
   EXPECT_EQ(p.a_type, DType::kE4M3);
   EXPECT_TRUE(p.bias);
+  EXPECT_EQ(p.prologue, Problem::Prologue::kQuantizeStatic);
+  EXPECT_EQ(p.x_type, DType::kBF16);
   args.bias = nullptr;
   args.w_type = DType::kE5M2;
   args.out_type = DType::kFP16;
+  args.x_type = DType::kFP16;
+  args.scale = ActivationScale::kDynamic;
   p = validate(args, h200(), fake_inspect);
   EXPECT_FALSE(p.bias);
+  EXPECT_EQ(p.prologue, Problem::Prologue::kQuantizeDynamic);
+  EXPECT_EQ(p.x_type, DType::kFP16);
   EXPECT_EQ(p.b_type, DType::kE5M2);
   EXPECT_EQ(p.out_type, DType::kFP16);
 }

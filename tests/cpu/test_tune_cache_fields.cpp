@@ -3,6 +3,7 @@
 // every number is range-checked and shown as written; huge M values never hang (m_bucket and
 // the bucket arithmetic are bounded by kLargestProblemM).
 #include <cstdint>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "fp8gemm/error.h"
@@ -66,6 +67,20 @@ TEST_F(CacheFieldTest, EachBrokenFieldDropsOnlyItsEntry) {
       {[](json& e) { e["key"] = "bmm_fp8 something else"; }, "its key does not match its fields"},
       {[](json& e) { e["segments"] = 7; }, "segments is 7, not an array"},
       {[](json& e) { e = json::array(); }, "it is an array, not an object"},
+      {[](json& e) { e["op"] = "conv"; }, "op is \"conv\", not bmm_fp8 or linear_fp8"},
+      {[](json& e) { e["bias"] = 1; }, "bias is 1, not true or false"},
+      {[](json& e) { e["op"] = "linear_fp8"; }, "x is missing"},
+      {[](json& e) {
+         e["op"] = "linear_fp8";
+         e["x"] = "e4m3";
+       },
+       "x is e4m3, not bf16 or fp16"},
+      {[](json& e) {
+         e["op"] = "linear_fp8";
+         e["x"] = "bf16";
+         e["scale"] = "per_token";
+       },
+       "scale is \"per_token\", not static or dynamic"},
   };
   for (const auto& [edit, why] : cases) {
     write_edited([&](json& j) { edit(j["entries"][0]); });
@@ -76,6 +91,39 @@ TEST_F(CacheFieldTest, EachBrokenFieldDropsOnlyItsEntry) {
     EXPECT_TRUE(contains(f.dropped_why, "entry 1")) << f.dropped_why;
     EXPECT_TRUE(contains(f.dropped_why, why)) << f.dropped_why;
   }
+}
+
+// The linear layer's keys and the GEMM-with-bias keys are written and read back as they were, beside
+// the plain GEMM's keys of the same shape.
+TEST_F(CacheFieldTest, LayerAndBiasKeysRoundTrip) {
+  tuning::CacheEntry layer = entry(16, "small_m:x"), biased = entry(16, "cublaslt:h1"), plain = entry(16, "cutlass:c0");
+  Problem p = problem(16, 4096);
+  p.bias = true;
+  biased.key = tuning::key_of(p);
+  p.prologue = Problem::Prologue::kQuantizeStatic;
+  p.x_type = DType::kFP16;
+  p.out_type = DType::kFP16;
+  layer.key = tuning::key_of(p);
+  EXPECT_EQ(layer.key.to_string(), "linear_fp8 fp16 static e4m3xe4m3->fp16 b=1 m<=16 n=4096 k=4096 align=16 bias");
+  write({layer, biased, plain});
+  const json j = json::parse(slurp(path));
+  int layers = 0;
+  for (const json& e : j["entries"]) {
+    if (e["op"] != "linear_fp8") continue;
+    ++layers;
+    EXPECT_EQ(e["x"], "fp16");
+    EXPECT_EQ(e["scale"], "static");
+    EXPECT_EQ(e["bias"], true);
+  }
+  EXPECT_EQ(layers, 1);
+  const tuning::CacheFile f = read(path);
+  ASSERT_TRUE(f.ok) << f.problem;
+  ASSERT_EQ(f.entries.size(), 3u) << f.dropped_why;
+  std::set<std::string> keys;
+  for (const auto& e : f.entries) keys.insert(e.key.to_string());
+  EXPECT_EQ(keys, (std::set<std::string>{layer.key.to_string(), biased.key.to_string(), plain.key.to_string()}));
+  for (const auto& e : f.entries)
+    if (e.key.op == "linear_fp8") EXPECT_EQ(e.key.representative(), tuning::key_of(p).representative());
 }
 
 // A huge m_bucket or segment m_max used to loop forever in m_bucket() (while the default

@@ -231,6 +231,36 @@ TEST_F(SelectorTest, LightestKeysAreTunedFirstAndDecisionsKeepTheirOrder) {
   EXPECT_TRUE(std::is_partitioned(timer.measured_m.begin(), timer.measured_m.end(), [](int64_t m) { return m <= 64; }));
 }
 
+// The linear layer's keys: a layer problem has its own entry once tuned; until then it runs what
+// its GEMM was tuned to (then the default chain), and explain says which.
+TEST_F(SelectorTest, ALayerRunsItsOwnEntryElseItsGemmsTunedChoice) {
+  TuningSelector sel(config());
+  FakeTimer timer;
+  timer.true_us = times();
+  Problem layer = problem(20);
+  layer.prologue = Problem::Prologue::kQuantizeDynamic;
+  layer.x_type = DType::kBF16;
+  EXPECT_EQ(tuning::key_of(layer).to_string(), "linear_fp8 bf16 dynamic e4m3xe4m3->bf16 b=1 m<=24 n=4096 k=4096 align=16");
+  EXPECT_EQ(sel.select(layer, "auto", nullptr), std::nullopt);  // nothing tuned: the floor
+  sel.tune({problem(20)}, timer, {});  // the GEMM's key
+  ASSERT_TRUE(sel.select(layer, "auto", nullptr));
+  EXPECT_EQ(sel.select(layer, "auto", nullptr)->name(), "cutlass:c0");
+  EXPECT_EQ(sel.default_for(layer).name(), "cutlass:c0");  // what tuning the layer measures against
+  EXPECT_NE(sel.explain(layer).find("the layer's GEMM"), std::string::npos) << sel.explain(layer);
+  // Tuned as a layer, where the quantization makes another tactic the faster.
+  timer.at_m = [](const std::string& name, int64_t, double t) { return name == "cublaslt:h1" ? 5.0 : t; };
+  const auto d = sel.tune({layer}, timer, {});
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].key, tuning::key_of(layer).to_string());
+  EXPECT_EQ(d[0].default_tactic, "cutlass:c0");
+  EXPECT_EQ(sel.select(layer, "auto", nullptr)->name(), "cublaslt:h1");
+  EXPECT_EQ(sel.select(problem(20), "auto", nullptr)->name(), "cutlass:c0");  // the GEMM's stays its own
+  EXPECT_NE(sel.explain(layer).find("tuned cache: linear_fp8"), std::string::npos) << sel.explain(layer);
+  Problem other = layer;  // the other scale mode is another key
+  other.prologue = Problem::Prologue::kQuantizeStatic;
+  EXPECT_EQ(sel.select(other, "auto", nullptr)->name(), "cutlass:c0");
+}
+
 TEST_F(SelectorTest, NamedBackendOnlyGetsItsOwnTunedChoice) {
   TuningSelector sel(config());
   FakeTimer timer;

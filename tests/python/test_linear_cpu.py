@@ -3,6 +3,7 @@ GPU kernels match bit for bit) against fp8gemm.scaling, the op's argument rules,
 shapes (eager, torch.compile fullgraph, symbolic M)."""
 
 import math
+import re
 
 import pytest
 import torch
@@ -162,3 +163,22 @@ def test_compile_fullgraph_keeps_m_symbolic(dynamic):
     compiled = torch.compile(f, fullgraph=True, dynamic=True, backend="eager")
     for m in (5, 48):
         assert compiled(torch.empty(m, 128, dtype=torch.bfloat16, device="meta")).shape == (m, 64)
+
+
+def layer_keys(layer, a_dtype=E4M3):
+    return ops.tune_keys.default([1, 20, 4096, 4096], a_dtype, E4M3, torch.bfloat16, 100.0, 0.0, [], layer)
+
+
+def test_layer_tuning_keys():
+    """The linear layer's tuning keys (what fp8gemm.tune(layer=...) and tune_model tune), named
+    without a GPU; every spelling checked before any GPU work."""
+    assert layer_keys("") == ["bmm_fp8 e4m3xe4m3->bf16 b=1 m<=24 n=4096 k=4096 align=16"]
+    assert layer_keys("bias") == ["bmm_fp8 e4m3xe4m3->bf16 b=1 m<=24 n=4096 k=4096 align=16 bias"]
+    assert layer_keys("static") == ["linear_fp8 bf16 static e4m3xe4m3->bf16 b=1 m<=24 n=4096 k=4096 align=16"]
+    assert layer_keys("dynamic+bias") == [
+        "linear_fp8 bf16 dynamic e4m3xe4m3->bf16 b=1 m<=24 n=4096 k=4096 align=16 bias"]
+    for bad in ("per_token", "static+", "dynamic+bias+bias", "bias+static"):
+        with pytest.raises(ValueError, match=re.escape(f"layer '{bad}' is not one of static, dynamic")):
+            layer_keys(bad)
+    with pytest.raises(ValueError, match="the layer quantizes its activations to e4m3, so A must be e4m3"):
+        layer_keys("static", a_dtype=torch.float8_e5m2)

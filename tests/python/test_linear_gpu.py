@@ -57,7 +57,7 @@ def assert_close(y, ref, abs_sum):
     assert (err / allowed).max().item() <= 1.0, (err / allowed).max().item()
 
 
-def layer(m, n, k, dtype, out_dtype, bias, seed=0):
+def layer_inputs(m, n, k, dtype, out_dtype, bias, seed=0):
     g = torch.Generator(device="cuda").manual_seed(seed)
     x = torch.randn(m, k, device="cuda", generator=g).to(dtype)
     w = torch.randn(n, k, device="cuda", generator=g).to(E4M3)
@@ -76,11 +76,11 @@ def test_layer_against_float64_and_quantize_then_gemm(backend, m, dynamic, bias,
         pytest.skip("small_m runs M <= 32")
     if backend == "cutlass" and bias:
         with pytest.raises(RuntimeError, match="bias"):
-            ops.linear_fp8(*layer(m, 512, 1024, dtype, out_dtype, True)[:3], None,
-                           layer(m, 512, 1024, dtype, out_dtype, True)[3], out_dtype, backend)
+            ops.linear_fp8(*layer_inputs(m, 512, 1024, dtype, out_dtype, True)[:3], None,
+                           layer_inputs(m, 512, 1024, dtype, out_dtype, True)[3], out_dtype, backend)
         return
     n, k = 768, 2048
-    x, w, w_scale, b = layer(m, n, k, dtype, out_dtype, bias, seed=m)
+    x, w, w_scale, b = layer_inputs(m, n, k, dtype, out_dtype, bias, seed=m)
     static = per_tensor_scale(x) * 0.8  # calibrated a little low: some values saturate
     if dynamic:
         y, s = ops.linear_fp8_dynamic(x, w, w_scale, b, out_dtype, backend)
@@ -98,7 +98,7 @@ def test_layer_against_float64_and_quantize_then_gemm(backend, m, dynamic, bias,
 
 
 def test_leading_dims_and_empty():
-    x, w, w_scale, b = layer(30, 256, 512, torch.bfloat16, torch.bfloat16, True)
+    x, w, w_scale, b = layer_inputs(30, 256, 512, torch.bfloat16, torch.bfloat16, True)
     y = fp8gemm.linear_fp8(x.reshape(2, 3, 5, 512), w, w_scale, bias=b)
     assert y.shape == (2, 3, 5, 256)
     assert torch.equal(y.reshape(30, 256), fp8gemm.linear_fp8(x, w, w_scale, bias=b))
@@ -108,7 +108,7 @@ def test_leading_dims_and_empty():
 
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_graph_capture_replays_on_new_activations(dynamic):
-    x, w, w_scale, b = layer(8, 1024, 4096, torch.bfloat16, torch.bfloat16, True)
+    x, w, w_scale, b = layer_inputs(8, 1024, 4096, torch.bfloat16, torch.bfloat16, True)
     s = None if dynamic else per_tensor_scale(x)
     run = lambda: fp8gemm.linear_fp8(x, w, w_scale, s, b)  # noqa: E731
     side = torch.cuda.Stream()
@@ -128,7 +128,7 @@ def test_graph_capture_replays_on_new_activations(dynamic):
 
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_compile_fullgraph_matches_eager(dynamic):
-    x, w, w_scale, b = layer(24, 512, 1024, torch.bfloat16, torch.bfloat16, True)
+    x, w, w_scale, b = layer_inputs(24, 512, 1024, torch.bfloat16, torch.bfloat16, True)
     s = None if dynamic else per_tensor_scale(x)
 
     def f(x):
@@ -136,3 +136,21 @@ def test_compile_fullgraph_matches_eager(dynamic):
 
     compiled = torch.compile(f, fullgraph=True)
     assert torch.equal(compiled(x), f(x))
+
+
+@pytest.mark.parametrize("layer", ["static", "dynamic+bias"])
+def test_layer_keys_are_tuned_as_the_layer_runs(layer):
+    """fp8gemm.tune(layer=...) times each GEMM tactic with the quantization before it and keeps the
+    choice under the layer's key, which linear_fp8 then runs (and explain names)."""
+    m, n, k = 16, 1024, 2048
+    decisions = fp8gemm.tune([(m, n, k)], layer=layer, key_budget_ms=20, retune=True)
+    assert decisions[0]["key"].startswith("linear_fp8 bf16 " + layer.split("+")[0]), decisions[0]["key"]
+    assert fp8gemm.choose(m, n, k, layer=layer) == decisions[0]["choice"]
+    assert "tuned cache: linear_fp8" in fp8gemm.explain(m, n, k, layer=layer, measure=False)
+    x, w, w_scale, b = layer_inputs(m, n, k, torch.bfloat16, torch.bfloat16, "bias" in layer)
+    if layer.startswith("dynamic"):
+        y, used = fp8gemm.linear_fp8(x, w, w_scale, bias=b, return_scale=True)
+    else:
+        used = per_tensor_scale(x)
+        y = fp8gemm.linear_fp8(x, w, w_scale, used, b)
+    assert_close(y, *float64_reference(quantize_e4m3(x, used), w, used, w_scale, b))

@@ -33,11 +33,15 @@ class Model(nn.Module):
         self.half = Linear(64, 64, out_dtype=torch.float16)
         self.pinned = Linear(64, 32, backend="cublaslt")  # not "auto": nothing to tune
         self.plain = nn.Linear(64, 48)
+        self.calibrated = Linear(64, 48, bias=False, activation_scale=0.5)
 
 
 def test_model_shapes():
     assert tuning.model_shapes(Model()) == [(192, 64, torch.bfloat16), (64, 64, torch.bfloat16),
-                                            (64, 64, torch.float16)]
+                                            (64, 64, torch.float16), (48, 64, torch.bfloat16)]
+    assert tuning.model_layers(Model()) == [(192, 64, torch.bfloat16, "dynamic+bias"),
+                                            (64, 64, torch.bfloat16, "dynamic+bias"),
+                                            (64, 64, torch.float16, "dynamic+bias"), (48, 64, torch.bfloat16, "static")]
 
 
 @pytest.fixture
@@ -55,14 +59,16 @@ def fake_tune(monkeypatch):
 def test_tune_model_tunes_each_shape_over_the_buckets(fake_tune, tmp_path):
     path = tmp_path / "cache.json"
     decisions = fp8gemm.tune_model(Model(), max_tokens=24, cache=path, batch_sizes=(1, 2), key_budget_ms=7)
-    assert len(fake_tune) == 2  # one call per out dtype
-    (bf16, kw_bf16), (fp16, kw_fp16) = fake_tune
+    assert len(fake_tune) == 3  # one call per (out dtype, layer)
+    (bf16, kw_bf16), (fp16, kw_fp16), (static, kw_static) = fake_tune
     ms = [1, 2, 4, 8, 16, 24]
     assert bf16 == [(b, m, n, 64) for n in (192, 64) for b in (1, 2) for m in ms]
     assert fp16 == [(b, m, 64, 64) for b in (1, 2) for m in ms]
+    assert static == [(b, m, 48, 64) for b in (1, 2) for m in ms]
     assert kw_bf16["dtype"] == torch.bfloat16 and kw_fp16["dtype"] == torch.float16
+    assert kw_bf16["layer"] == kw_fp16["layer"] == "dynamic+bias" and kw_static["layer"] == "static"
     assert kw_bf16["cache"] == str(path) and kw_bf16["key_budget_ms"] == 7 and kw_bf16["retune"] is False
-    assert len(decisions) == len(bf16) + len(fp16)
+    assert len(decisions) == len(bf16) + len(fp16) + len(static)
 
 
 def test_tune_model_cache_choice(fake_tune, monkeypatch):

@@ -24,6 +24,7 @@ struct ExplainOptions {
   std::string out_dtype = "bf16";
   std::string cache;
   double key_budget_ms = TuneOptions{}.key_budget_ms;
+  std::string layer;  // --layer: the linear layer's keys
 };
 
 void run_explain(const ExplainOptions& o) {
@@ -37,11 +38,13 @@ void run_explain(const ExplainOptions& o) {
     // Its key is tuned at the bucket's upper edge, so the edge must make a valid problem too.
     checked_problem(args_of(o.batch, m_bucket(m), layer, types), "explain",
                     origin + ", tuned at its bucket's edge m<=" + std::to_string(m_bucket(m)));
+    with_layer(checked_problem(args_of(o.batch, m, layer, types), "explain", origin), o.layer);
   }
   if (!have_gpu("explain")) return;
   Context& ctx = default_context();
   std::vector<Problem> problems;
-  for (int64_t m : ms) problems.push_back(validate_problem(args_of(o.batch, m, layer, types), ctx.device()));
+  for (int64_t m : ms)
+    problems.push_back(with_layer(validate_problem(args_of(o.batch, m, layer, types), ctx.device()), o.layer));
   if (!o.cache.empty()) load_cache(ctx, o.cache);
   // An adaptive tactic ("cublaslt:heuristic") is shown with the kernel it runs at the problem's M.
   auto shown = [&](const Tactic& t, const Problem& p) {
@@ -82,6 +85,7 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   add_type_options(cmd, o.dtype, o.out_dtype);
   cmd->add_option("--cache", o.cache, "cache file to report `auto now` from")->check(readable_file());
   add_key_budget_option(cmd, o.key_budget_ms, "time budget of each M's measurement");
+  add_layer_option(cmd, o.layer);
   cmd->callback([] { run_explain(o); });
 });
 

@@ -67,6 +67,14 @@ CLI::Option* add_batch_option(CLI::App* cmd, int64_t& batch, const std::string& 
   return cmd->add_option("--batch", batch, help)->capture_default_str()->check(integer_in(1, kMaxBatch));
 }
 
+CLI::Option* add_layer_option(CLI::App* cmd, std::string& layer) {
+  return cmd
+      ->add_option("--layer", layer,
+                   "the linear layer's keys, its quantization of the activations timed with the GEMM: static, "
+                   "dynamic, static+bias, dynamic+bias; bias: the GEMM with a bias")
+      ->check(CLI::IsMember({"static", "dynamic", "static+bias", "dynamic+bias", "bias"}));
+}
+
 void add_type_options(CLI::App* cmd, std::string& dtype, std::string& out_dtype) {
   cmd->add_option("--dtype", dtype, "input types AxB: e4m3xe4m3, e4m3xe5m2, e5m2xe4m3")->capture_default_str();
   cmd->add_option("--out-dtype", out_dtype, "output type: bf16 or fp16")->capture_default_str();

@@ -28,6 +28,10 @@ struct ProblemOptions {
 // --model, --hf-config, --shape, --m, --batch, --dtype and --out-dtype.
 void add_problem_options(CLI::App* cmd, ProblemOptions& o);
 
+// --layer: the linear layer's keys (fp8gemm/linear.h with_layer), whose quantization of the
+// activations (of the output type) runs before the GEMM and is timed with it.
+CLI::Option* add_layer_option(CLI::App* cmd, std::string& layer);
+
 // --m with the grammar of parse_m_spec (tools/common/shapes.h) and its one help string.
 CLI::Option* add_m_option(CLI::App* cmd, std::string& spec);
 // --dtype (inputs AxB) and --out-dtype.

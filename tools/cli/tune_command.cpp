@@ -31,6 +31,7 @@ struct TuneCliOptions {
   double key_budget_ms = TuneOptions{}.key_budget_ms;
   double run_budget_s = TuneOptions{}.run_budget_ms / 1000;
   bool retune = false;
+  std::string layer;  // --layer: the linear layer's keys
 };
 
 // The keys to tune: each layer at the bucket of every M of --m (M values of one bucket would all
@@ -112,6 +113,7 @@ class ProgressBar {
 void run_tune(const TuneCliOptions& o) {
   // The arguments are checked before anything looks for a GPU, so typos fail fast anywhere.
   const Keys keys = keys_of(o);
+  for (const BmmFp8Args& a : keys.args) with_layer(checked_problem(a, "tune", "--layer"), o.layer);
   TuneOptions to;
   to.key_budget_ms = o.key_budget_ms;
   to.run_budget_ms = o.run_budget_s * 1000;
@@ -139,7 +141,7 @@ void run_tune(const TuneCliOptions& o) {
   if (const std::string refusal = cache_save_problem(cache, &ctx.device()); !refusal.empty())
     FP8GEMM_FAIL(kInvalidArgument, "tune: ", cache_source, ": ", refusal);
   std::vector<Problem> problems;
-  for (const BmmFp8Args& a : keys.args) problems.push_back(validate_problem(a, ctx.device()));
+  for (const BmmFp8Args& a : keys.args) problems.push_back(with_layer(validate_problem(a, ctx.device()), o.layer));
   const std::vector<std::string>& labels = keys.labels;
   const size_t had = merge_cache(ctx, cache);
   std::fprintf(stderr, "%s\ntuning %zu keys into %s (%zu valid entries there)\n", ctx.device().to_string().c_str(),
@@ -189,6 +191,7 @@ const CommandRegistrar kRegister([](CLI::App& app) {
       ->capture_default_str()
       ->check(finite_number_in(0, std::numeric_limits<double>::infinity()));
   cmd->add_flag("--retune", o.retune, "measure keys that are already in the cache again");
+  add_layer_option(cmd, o.layer);
   cmd->callback([] { run_tune(o); });
 });
 

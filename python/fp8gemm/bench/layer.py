@@ -218,8 +218,9 @@ def run(args, models: Sequence[StepModel], contenders: Sequence[Contender], ms: 
     log(f"# {torch.cuda.get_device_name()}; torch {torch.__version__}; fp8gemm {fp8gemm.__version__}")
     contenders = usable(contenders, log)
     describe(models, contenders, ms, log)
-    if args.key_budget_ms > 0:  # bias-free layers: the GEMM keys fp8gemm.tune measures are the layer's
-        log(f"# tuned {len(tune_all(models, ms, args.key_budget_ms, args.cache))} keys")
+    if args.key_budget_ms > 0:  # the GEMM's keys (the ceiling's), then the layer's in both scale modes
+        tuned = sum(len(tune_all(models, ms, args.key_budget_ms, args.cache, layer)) for layer in ("", "static", "dynamic"))
+        log(f"# tuned {tuned} keys (GEMM, static and dynamic layer)")
     elif args.cache:
         fp8gemm.merge_cache(args.cache)
         log(f"# not tuned; choices from {args.cache}")

@@ -99,9 +99,12 @@ def untuned_defaults(models: Sequence[StepModel], ms: Sequence[int]) -> Dict[Tup
     return {key: fp8gemm.choose(*key) for key in keys}
 
 
-def tune_all(models: Sequence[StepModel], ms: Sequence[int], key_budget_ms: float, cache: Optional[str]) -> list:
+def tune_all(models: Sequence[StepModel], ms: Sequence[int], key_budget_ms: float, cache: Optional[str],
+             layer: str = "") -> list:
+    """fp8gemm.tune of every (M bucket, N, K) the models run: the GEMM's keys, or with `layer` the
+    linear layer's (fp8gemm.tune's layer)."""
     keys = sorted({(m, s.n, s.k) for model in models for s in model.linears for m in ms})
-    return fp8gemm.tune(keys, key_budget_ms=key_budget_ms, cache=cache)
+    return fp8gemm.tune(keys, key_budget_ms=key_budget_ms, cache=cache, layer=layer)
 
 
 def bench_model(model: StepModel, ms: Sequence[int], defaults, replays: int, log=print) -> List[dict]:
