@@ -192,14 +192,17 @@ class Linear(torch.nn.Module):
     def dynamic(self) -> bool:
         return self.input_scale is None
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def _input(self, x: torch.Tensor) -> torch.Tensor:
+        """x checked against the layer, float32 cast to out_dtype (the op quantizes bf16/fp16)."""
         if x.dim() == 0 or x.shape[-1] != self.in_features:
             raise ValueError(f"fp8gemm.nn.Linear: input's last dim must be in_features={self.in_features}, "
                              f"got shape {tuple(x.shape)}")
         if x.dtype not in INPUT_DTYPES:
             raise TypeError(f"fp8gemm.nn.Linear: input must be bfloat16, float16 or float32, got {x.dtype}")
-        if x.dtype == torch.float32:
-            x = x.to(self.out_dtype)
+        return x.to(self.out_dtype) if x.dtype == torch.float32 else x
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self._input(x)
         if _log.log_choices and x.is_cuda:
             _log.log_choice(1, x.numel() // self.in_features, self.out_features, self.in_features, E4M3,
                             self.weight.dtype, self.out_dtype, self.backend)

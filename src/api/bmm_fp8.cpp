@@ -1,24 +1,30 @@
 // The C++ entry point: validate, then run on the given Context or the device's default one.
+#include "api/call_context.h"
 #include "core/cuda_check.h"
 #include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
 
 namespace fp8gemm {
 
-Problem validate(const BmmFp8Args& args, const DeviceInfo& device) {
-  return validate(args, device, inspect_cuda_pointer);
-}
-
-void bmm_fp8(const BmmFp8Args& args, cudaStream_t stream, const std::string& backend, Context* ctx) {
+Context& call_context(Context* ctx) {
   if (!ctx) ctx = &default_context();
   int current = -1;
   FP8GEMM_CUDA_CHECK(cudaGetDevice(&current));
   FP8GEMM_REQUIRE(current == ctx->device().device, kInvalidArgument, "the current device is GPU ",
                   current, " but the context belongs to GPU ", ctx->device().device,
                   ": call cudaSetDevice first or pass that device's context");
-  const Problem p = validate(args, ctx->device());
+  return *ctx;
+}
+
+Problem validate(const BmmFp8Args& args, const DeviceInfo& device) {
+  return validate(args, device, inspect_cuda_pointer);
+}
+
+void bmm_fp8(const BmmFp8Args& args, cudaStream_t stream, const std::string& backend, Context* ctx) {
+  Context& context = call_context(ctx);
+  const Problem p = validate(args, context.device());
   if (p.empty()) return;
-  ctx->run(p, GemmArgs{args.a, args.b, args.a_scale, args.b_scale, args.out}, stream, backend);
+  context.run(p, GemmArgs{args.a, args.b, args.a_scale, args.b_scale, args.out}, stream, backend);
 }
 
 }  // namespace fp8gemm

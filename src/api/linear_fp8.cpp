@@ -4,6 +4,7 @@
 #include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
 #include "fp8gemm/linear.h"
+#include "api/call_context.h"
 #include "api/linear_run.h"
 #include "quantize/quantize.h"
 
@@ -47,13 +48,8 @@ Problem validate(const LinearArgs& args, const DeviceInfo& device) {
 }
 
 void linear_fp8(const LinearArgs& args, cudaStream_t stream, const std::string& backend, Context* ctx) {
-  if (!ctx) ctx = &default_context();
-  int current = -1;
-  FP8GEMM_CUDA_CHECK(cudaGetDevice(&current));
-  FP8GEMM_REQUIRE(current == ctx->device().device, kInvalidArgument, "the current device is GPU ", current,
-                  " but the context belongs to GPU ", ctx->device().device,
-                  ": call cudaSetDevice first or pass that device's context");
-  run_linear(*ctx, args, validate(args, ctx->device()), stream, backend);
+  Context& context = call_context(ctx);
+  run_linear(context, args, validate(args, context.device()), stream, backend);
 }
 
 void run_linear(Context& ctx, const LinearArgs& args, const Problem& p, cudaStream_t stream,

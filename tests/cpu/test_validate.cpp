@@ -6,29 +6,13 @@
 #include <string>
 
 #include "core/validate.h"
+#include "fake_device.h"
 
 namespace fp8gemm {
 namespace {
 
-// Fake address space: [0x10000000, 0x20000000) is GPU 0, [0x20000000, 0x30000000) GPU 1,
-// [0x30000000, 0x40000000) pinned host, anything else unregistered host memory.
-PointerInfo fake_inspect(const void* ptr) {
-  const auto a = reinterpret_cast<uintptr_t>(ptr);
-  if (a >= 0x10000000 && a < 0x20000000) return {PointerInfo::Kind::kDevice, 0};
-  if (a >= 0x20000000 && a < 0x30000000) return {PointerInfo::Kind::kDevice, 1};
-  if (a >= 0x30000000 && a < 0x40000000) return {PointerInfo::Kind::kHost, 0};
-  return {PointerInfo::Kind::kUnregistered, -1};
-}
-
-DeviceInfo h200() {
-  DeviceInfo d;
-  d.device = 0;
-  d.name = "NVIDIA H200";
-  d.cc_major = 9;
-  d.cc_minor = 0;
-  d.sm_count = 132;
-  return d;
-}
+using testing::fake_inspect;
+DeviceInfo h200() { return testing::fake_h200(); }
 
 const void* at(uintptr_t a) { return reinterpret_cast<const void*>(a); }
 

@@ -10,7 +10,7 @@ from typing import Optional
 
 import torch
 
-from fp8gemm.nn import INPUT_DTYPES, Linear
+from fp8gemm.nn import Linear
 from fp8gemm.scaling import per_tensor_scale, quantize_e4m3
 
 
@@ -38,13 +38,7 @@ class ScaledMMLinear(Linear):
     torch's kernels by changing its layers' class."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.dim() == 0 or x.shape[-1] != self.in_features:
-            raise ValueError(f"ScaledMMLinear: input's last dim must be in_features={self.in_features}, "
-                             f"got shape {tuple(x.shape)}")
-        if x.dtype not in INPUT_DTYPES:
-            raise TypeError(f"ScaledMMLinear: input must be bfloat16, float16 or float32, got {x.dtype}")
-        if x.dtype == torch.float32:
-            x = x.to(self.out_dtype)
+        x = self._input(x)
         return linear(x.contiguous(), self.weight, self.weight_scale, self.input_scale, self.bias, self.out_dtype)
 
 
