@@ -31,6 +31,7 @@ struct BenchOptions {
   std::string tactics = "default";
   std::vector<std::string> named;  // --add-tactic: timed at every point where they can run
   std::string csv, json;
+  std::string layer;  // --layer: every tactic timed as the linear layer runs it
 };
 
 // How bench measures, the same in every run so that runs compare.
@@ -55,8 +56,9 @@ std::vector<Job> jobs_of(const BenchOptions& o, const ProblemTypes& types) {
   std::vector<Job> jobs;
   for (const NamedShape& s : layers)
     for (int64_t m : ms) {
-      checked_problem(args_of(o.problems.batch, m, s, types), "bench",
-                      "layer " + s.name + " at M=" + std::to_string(m) + " of --m");
+      with_layer(checked_problem(args_of(o.problems.batch, m, s, types), "bench",
+                                 "layer " + s.name + " at M=" + std::to_string(m) + " of --m"),
+                 o.layer);
       jobs.push_back({s, m});
     }
   return jobs;
@@ -325,7 +327,8 @@ void run_bench(const BenchOptions& o) {
     std::fprintf(stderr, "[%zu/%zu] %s M=%lld N=%lld K=%lld\n", i + 1, jobs.size(), job.shape.name.c_str(),
                  (long long)job.m, (long long)job.shape.n, (long long)job.shape.k);
     try {
-      const Problem p = validate_problem(args_of(o.problems.batch, job.m, job.shape, types), ctx.device());
+      const Problem p =
+          with_layer(validate_problem(args_of(o.problems.batch, job.m, job.shape, types), ctx.device()), o.layer);
       points.push_back(bench_point(ctx, timer, o, selected, job, p));
       print_point(std::cout, points.back(), points.size() == 1);
       std::cout.flush();
@@ -385,6 +388,7 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_option("--csv", o.csv, "write every point to this CSV file")->check(writable_file());
   cmd->add_option("--json", o.json, "write every point and every candidate's timing to this JSON file")
       ->check(writable_file());
+  add_layer_option(cmd, o.layer);
   cmd->callback([] { run_bench(o); });
 });
 
