@@ -22,7 +22,7 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFP8GEMM_BUILD_TORCH
   -DFP8GEMM_BUILD_CLI=OFF -DPython_EXECUTABLE="$PY_EXE" -DCMAKE_CUDA_ARCHITECTURES="${ARCHS:-90a-real}" "$@" > /dev/null
 cmake --build "$BUILD" -j"$(nproc)" --target fp8gemm_torch
 rm -rf "$BUNDLE" && mkdir -p "$BUNDLE"
-cp "$BUILD/python/libfp8gemm_torch.so" "$BUNDLE/"
+cp "$BUILD/python/libfp8gemm_torch.so" "$BUILD/python/libfp8gemm_torch.so.torch" "$BUNDLE/"
 strip --strip-unneeded "$BUNDLE/libfp8gemm_torch.so"
 {
   echo "commit $(git rev-parse HEAD)$(git diff --quiet HEAD -- python src include || echo ' (with uncommitted changes)')"

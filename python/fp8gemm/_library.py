@@ -21,10 +21,28 @@ def _candidates():
     yield Path(__file__).with_name(LIBRARY_NAME)
 
 
+def check_torch_abi(path: Path) -> None:
+    """Raises ImportError when the library at `path` was built against another torch minor version
+    than the one imported (its C++ ABI differs: loading it could fail on missing symbols or crash
+    later). The version is in `<library>.torch` beside it, written by the build; a library without
+    one (a development build) is not checked."""
+    record = path.with_name(path.name + ".torch")
+    if not record.is_file():
+        return
+    built = record.read_text().strip()
+    here = torch.__version__.split("+")[0]
+    if built.split(".")[:2] != here.split(".")[:2]:
+        raise ImportError(
+            f"fp8gemm: {path} was built against torch {built}, but torch {torch.__version__} is imported: the "
+            "extension uses torch's C++ ABI, which changes between minor versions. Rebuild it against this torch "
+            "(from the fp8gemm checkout: pip install --no-build-isolation --force-reinstall .)")
+
+
 def load() -> Path:
     tried = []
     for path in _candidates():
         if path.is_file():
+            check_torch_abi(path)
             torch.ops.load_library(str(path))
             return path
         tried.append(str(path))

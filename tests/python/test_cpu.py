@@ -288,3 +288,19 @@ def test_tune_shape_errors():
 def test_info_without_gpu_says_why():
     i = fp8gemm.info()
     assert i["device_count"] == 0 and i["no_device_reason"]
+
+
+def test_the_library_refuses_another_torch_minor_version(tmp_path):
+    """The build records its torch beside the library; another minor version is refused with the
+    fix, the same minor version (any patch or local build) passes, no record is not checked."""
+    from fp8gemm._library import check_torch_abi
+
+    lib = tmp_path / "libfp8gemm_torch.so"
+    lib.write_bytes(b"")
+    check_torch_abi(lib)  # no record: a development build
+    major, minor = torch.__version__.split("+")[0].split(".")[:2]
+    (tmp_path / "libfp8gemm_torch.so.torch").write_text(f"{major}.{minor}.99\n")
+    check_torch_abi(lib)
+    (tmp_path / "libfp8gemm_torch.so.torch").write_text(f"{major}.{int(minor) + 1}.0\n")
+    with pytest.raises(ImportError, match=r"was built against torch .* Rebuild it against this torch"):
+        check_torch_abi(lib)
