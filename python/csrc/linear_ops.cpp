@@ -143,7 +143,8 @@ void run(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& weight
       scratch = at::empty({int64_t(bytes)}, x.options().dtype(at::kByte));
       a.scratch = scratch.data_ptr();
     }
-    const Problem p = validate(a, ctx.device(), [dev](const void*) { return PointerInfo{PointerInfo::Kind::kDevice, dev}; });
+    const Problem p =
+        validate(a, ctx.device(), [dev](const void*) { return PointerInfo{PointerInfo::Kind::kDevice, dev}; });
     run_linear(ctx, a, p, at::cuda::getCurrentCUDAStream(dev).stream(), backend);
   } catch (const Error& e) {
     throw_torch_error(e);
@@ -193,12 +194,15 @@ std::tuple<at::Tensor, at::Tensor> linear_dynamic_meta(const at::Tensor& x, cons
   const LinearCall c = check_linear(op, x, weight, weight_scale, std::nullopt, bias, out_dtype, backend);
   check_devices(op, {{"x", &x}, {"weight", &weight}, {"weight_scale", &weight_scale},
                      {"bias", bias ? &*bias : nullptr}});
-  return {at::empty_symint(out_shape(x, c.n), x.options().dtype(c.out_dtype)), at::empty({}, x.options().dtype(at::kFloat))};
+  return {at::empty_symint(out_shape(x, c.n), x.options().dtype(c.out_dtype)),
+          at::empty({}, x.options().dtype(at::kFloat))};
 }
 
 // ---- quantize_fp8 / quantize_fp8_dynamic ----------------------------------------------------
 
-at::Tensor empty_fp8(const at::Tensor& x) { return at::empty_symint(x.sym_sizes(), x.options().dtype(at::kFloat8_e4m3fn)); }
+at::Tensor empty_fp8(const at::Tensor& x) {
+  return at::empty_symint(x.sym_sizes(), x.options().dtype(at::kFloat8_e4m3fn));
+}
 
 void quantize_on_gpu(const at::Tensor& x, const at::Tensor& scale, bool dynamic, const at::Tensor& out) {
   const c10::cuda::CUDAGuard guard(x.device());

@@ -26,7 +26,8 @@ from . import _library, _log
 from .distributed import DEFAULT_TIMEOUT_S as _DEFAULT_TIMEOUT_S
 
 __all__ = [
-    "bmm_fp8", "gemm_fp8", "linear_fp8", "quantize_fp8", "autotune", "tune", "explain", "choose", "load_cache", "merge_cache",
+    "bmm_fp8", "gemm_fp8", "linear_fp8", "quantize_fp8", "autotune", "tune", "explain", "choose", "load_cache",
+    "merge_cache",
     "save_cache", "clear_cache", "info", "BACKENDS", "nn", "quantize_", "tune_model", "set_log_choices",
     "default_cache_path", "hf_config_linears", "release_tuning_buffers", "release_stream", "export_entries",
     "import_entries", "GroupError", "GroupTimeoutError", "load_fp8_checkpoint",
@@ -83,7 +84,8 @@ def linear_fp8(x: torch.Tensor, weight: torch.Tensor, weight_scale: torch.Tensor
     choice for (M bucket, n, k, bias), or `backend`. docs/linear.md."""
     if _log.log_choices and x.is_cuda and x.dim() >= 1 and weight.dim() == 2:
         _log.log_choice(1, x.numel() // max(x.shape[-1], 1), weight.shape[0], weight.shape[1], torch.float8_e4m3fn,
-                        weight.dtype, out_dtype or x.dtype, backend)
+                        weight.dtype, out_dtype or x.dtype, backend,
+                        nn.layer_spec(input_scale is None, bias is not None))
     if input_scale is None:
         y, scale = _linear_dynamic(x, weight, weight_scale, bias, out_dtype, backend)
         return (y, scale) if return_scale else y

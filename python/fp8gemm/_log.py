@@ -43,20 +43,22 @@ def _short(dtype: torch.dtype) -> str:
             torch.float16: "fp16"}.get(dtype, str(dtype))
 
 
-def log_choice(batch, m, n, k, a_dtype, b_dtype, out_dtype, backend) -> None:
-    """Logs the key's tactic the first time the key is seen. A call being traced (torch.compile,
-    symbolic shapes) or on a device other than CUDA is skipped: there is no concrete key."""
+def log_choice(batch, m, n, k, a_dtype, b_dtype, out_dtype, backend, layer: str = "") -> None:
+    """Logs the key's tactic the first time the key is seen; `layer` (as fp8gemm.tune's) for the
+    linear layer's key, whose GEMM tactic is logged. A call being traced (torch.compile, symbolic
+    shapes) or on a device other than CUDA is skipped: there is no concrete key."""
     if torch.compiler.is_compiling() or not all(isinstance(v, int) for v in (batch, m, n, k)) or m < 1:
         return
     bucket = torch.ops.fp8gemm.m_bucket.default(m)
-    key = (batch, bucket, n, k, a_dtype, b_dtype, out_dtype, backend)
+    key = (batch, bucket, n, k, a_dtype, b_dtype, out_dtype, backend, layer)
     with _lock:
         if key in _seen:
             return
         _seen.add(key)
-    tactic = torch.ops.fp8gemm.choose.default(batch, m, n, k, a_dtype, b_dtype, out_dtype, backend)
-    logger.info("%sx%s->%s b=%d m=%d (bucket m<=%d) n=%d k=%d backend=%s runs %s", _short(a_dtype),
-                _short(b_dtype), _short(out_dtype), batch, m, bucket, n, k, backend, tactic)
+    tactic = torch.ops.fp8gemm.choose.default(batch, m, n, k, a_dtype, b_dtype, out_dtype, backend, layer)
+    logger.info("%sx%s->%s b=%d m=%d (bucket m<=%d) n=%d k=%d backend=%s%s runs %s", _short(a_dtype),
+                _short(b_dtype), _short(out_dtype), batch, m, bucket, n, k, backend,
+                f" layer={layer}" if layer else "", tactic)
 
 
 if log_choices:

@@ -30,6 +30,11 @@ _BACKENDS = ("auto", "cublaslt", "cublas", "cutlass", "small_m", "cudnn")
 ActivationScale = Union[str, float, torch.Tensor]
 
 
+def layer_spec(dynamic: bool, bias: bool) -> str:
+    """A layer's tuning key as fp8gemm.tune's `layer` spells it: its scale mode, "+bias" with one."""
+    return ("dynamic" if dynamic else "static") + ("+bias" if bias else "")
+
+
 def _check_features(name: str, value) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"fp8gemm.nn.Linear: {name} must be an int, got {type(value).__name__}")
@@ -205,7 +210,8 @@ class Linear(torch.nn.Module):
         x = self._input(x)
         if _log.log_choices and x.is_cuda:
             _log.log_choice(1, x.numel() // self.in_features, self.out_features, self.in_features, E4M3,
-                            self.weight.dtype, self.out_dtype, self.backend)
+                            self.weight.dtype, self.out_dtype, self.backend,
+                            layer_spec(self.dynamic, self.bias is not None))
         return torch.ops.fp8gemm.linear_fp8.default(x.contiguous(), self.weight, self.weight_scale, self.input_scale,
                                                     self.bias, self.out_dtype, self.backend)
 

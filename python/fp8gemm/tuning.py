@@ -10,7 +10,7 @@ import torch
 
 from ._log import logger
 from .distributed import DEFAULT_TIMEOUT_S
-from .nn import Linear
+from .nn import Linear, layer_spec
 
 __all__ = ["tune_model", "model_shapes", "model_layers", "m_buckets", "default_cache_path"]
 
@@ -41,19 +41,14 @@ def model_shapes(model: torch.nn.Module) -> List[Tuple[int, int, torch.dtype]]:
     return shapes
 
 
-def layer_spec(module: Linear) -> str:
-    """The tuning key's layer (fp8gemm.tune's `layer`) of one fp8gemm Linear: its activation scale
-    mode, and "+bias" when it has one."""
-    return ("dynamic" if module.dynamic else "static") + ("+bias" if module.bias is not None else "")
-
-
 def model_layers(model: torch.nn.Module) -> List[Tuple[int, int, torch.dtype, str]]:
     """(N, K, out dtype, layer) of every fp8gemm.nn.Linear of `model` that runs "auto", each once,
     in the order the layers appear: the linear layer's tuning keys (layer as fp8gemm.tune's)."""
     seen, layers = set(), []
     for module in model.modules():
         if isinstance(module, Linear) and module.backend == "auto":
-            key = (module.out_features, module.in_features, module.out_dtype, layer_spec(module))
+            key = (module.out_features, module.in_features, module.out_dtype,
+                   layer_spec(module.dynamic, module.bias is not None))
             if key not in seen:
                 seen.add(key)
                 layers.append(key)

@@ -186,11 +186,15 @@ Problem validate(const LinearArgs& args, const DeviceInfo& device, const Pointer
   const size_t out_bytes = size_t(p.m * p.n) * dtype_bytes(p.out_type);
   const size_t w_bytes = size_t(p.n * p.k);
   const size_t bias_bytes = size_t(p.n) * dtype_bytes(p.out_type);
-  for (const auto& [name, span] : {std::pair<const char*, std::pair<const void*, size_t>>{"scratch", {args.scratch, fp8_bytes}},
-                                   {"w", {args.w, w_bytes}}, {"w_scale", {args.w_scale, 4}}, {"x_scale", {args.x_scale, 4}}})
+  using Span = std::pair<const char*, std::pair<const void*, size_t>>;
+  for (const auto& [name, span] : {Span{"scratch", {args.scratch, fp8_bytes}}, Span{"w", {args.w, w_bytes}},
+                                   Span{"w_scale", {args.w_scale, 4}}, Span{"x_scale", {args.x_scale, 4}}})
     FP8GEMM_REQUIRE(!overlaps(args.out, out_bytes, span.first, span.second), kInvalidArgument, "out overlaps ", name,
                     ": the output must not alias another argument");
-  p = validate(gemm, device, inspect);  // the GEMM's own rules (its alignment classes among them)
+  // The GEMM's own rules (its alignment classes among them) on pointers inspected above: no second
+  // driver query for each.
+  p = validate(gemm, device,
+               [&device](const void*) { return PointerInfo{PointerInfo::Kind::kDevice, device.device}; });
   if (args.bias) {
     require_device_pointer("bias", args.bias, device, inspect);
     require_aligned("bias", args.bias);
@@ -201,13 +205,13 @@ Problem validate(const LinearArgs& args, const DeviceInfo& device, const Pointer
                   "out overlaps x: the output must not alias an input");
   FP8GEMM_REQUIRE(!overlaps(args.scratch, fp8_bytes, args.x, x_bytes), kInvalidArgument,
                   "scratch overlaps x: the quantized activations must not overwrite the activations");
-  const std::pair<const char*, std::pair<const void*, size_t>> written_by_quantize[] = {
+  const Span written_by_quantize[] = {
       {"w", {args.w, w_bytes}}, {"w_scale", {args.w_scale, 4}}, {"bias", {args.bias, bias_bytes}}};
   for (const auto& [name, span] : written_by_quantize)
     FP8GEMM_REQUIRE(!span.first || !overlaps(args.scratch, fp8_bytes, span.first, span.second), kInvalidArgument,
                     "scratch overlaps ", name, ": the quantized activations must not overwrite an input");
   if (dynamic) {
-    const std::pair<const char*, std::pair<const void*, size_t>> read[] = {
+    const Span read[] = {
         {"x", {args.x, x_bytes}},       {"w", {args.w, w_bytes}},           {"w_scale", {args.w_scale, 4}},
         {"bias", {args.bias, bias_bytes}}, {"scratch", {args.scratch, fp8_bytes}}, {"out", {args.out, out_bytes}}};
     for (const auto& [name, span] : read)

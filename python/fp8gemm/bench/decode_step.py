@@ -154,11 +154,7 @@ def run_step(args, models) -> int:
         print("# tuned fp8gemm slower than torch._scaled_mm beyond the noise at: " +
               (", ".join(f"{r['model']} M={r['M']} (x {r['x_tuned']:.3f})" for r in slow) or "no point"))
         if args.plot:
-            try:
-                report.plot(args.plot, rows)
-                print(f"# plot: {args.plot}")
-            except ImportError as e:
-                print(f"# no plot ({e}); make it elsewhere: decode_step.py plot --csv {args.csv or 'CSV'} --out PNG")
+            report.plot_or_say(report.plot, args.plot, rows, args.csv, print)
     if args.csv:
         report.write_csv(args.csv, rows)
         print(f"# csv: {args.csv}")

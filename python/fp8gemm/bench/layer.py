@@ -236,9 +236,5 @@ def run(args, models: Sequence[StepModel], contenders: Sequence[Contender], ms: 
         report.write_csv(args.csv, rows)
         log(f"# csv: {args.csv}")
     if args.plot:
-        try:
-            layer_summary.plot(args.plot, rows)
-            log(f"# plot: {args.plot}")
-        except ImportError as e:
-            log(f"# no plot ({e}); make it elsewhere: decode_step.py plot --csv {args.csv or 'CSV'} --out PNG")
+        report.plot_or_say(layer_summary.plot, args.plot, rows, args.csv, log)
     return 0

@@ -15,6 +15,16 @@ def write_csv(path: str, rows: Sequence[dict]) -> None:
         writer.writerows(rows)
 
 
+def plot_or_say(plot_fn, path: str, rows: Sequence[dict], csv_path, log) -> None:
+    """plot_fn(path, rows), or where matplotlib is missing, a line saying how to make the plot
+    elsewhere from the CSV."""
+    try:
+        plot_fn(path, rows)
+        log(f"# plot: {path}")
+    except ImportError as e:
+        log(f"# no plot ({e}); make it elsewhere: decode_step.py plot --csv {csv_path or 'CSV'} --out PNG")
+
+
 def plot(path: str, rows: Sequence[dict], title: str = "decode step: every linear in one CUDA graph") -> None:
     """A PNG: x = M (log2), y = torch._scaled_mm time / contender time per step, one line per
     (model, contender); the line y = 1 is torch._scaled_mm itself."""
