@@ -10,6 +10,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include "api/row_chunks.h"
 #include "args.h"
 #include "core/cuda_check.h"
 #include "core/validate.h"
@@ -74,17 +75,23 @@ void run(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, co
     });
     if (p.empty()) return;
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream(dev).stream();
-    // Memoized choice (Context::resolve): a steady-state call asks no selector and copies no name.
-    const std::shared_ptr<const Context::Resolved> r = ctx.resolve(p, backend, stream);
-    const size_t need = r->workspace_bytes;
-    at::Tensor workspace;
-    if (need) workspace = at::empty({static_cast<int64_t>(need)}, A.options().dtype(at::kByte));
-    // Scratch from torch's allocator (stream-ordered, graph-pool aware); the flags, which must stay
-    // zero between launches, from the context.
-    Workspace ws = need ? ctx.flags(stream) : Workspace{};
-    ws.ptr = need ? workspace.data_ptr() : nullptr;
-    ws.bytes = need;
-    r->backend->run(p, r->tactic, GemmArgs{args.a, args.b, args.a_scale, args.b_scale, args.out}, ws, stream);
+    const GemmArgs gemm{args.a, args.b, args.a_scale, args.b_scale, args.out};
+    // A call split by rows (api/row_chunks.h): every part's choice before any GPU work.
+    if (splits_rows(p))
+      for_each_row_chunk(p, gemm, [&](const Problem& part, const GemmArgs&) { ctx.resolve(part, backend, stream); });
+    for_each_row_chunk(p, gemm, [&](const Problem& part, const GemmArgs& g) {
+      // Memoized choice (Context::resolve): a steady-state call asks no selector and copies no name.
+      const std::shared_ptr<const Context::Resolved> r = ctx.resolve(part, backend, stream);
+      const size_t need = r->workspace_bytes;
+      at::Tensor workspace;
+      if (need) workspace = at::empty({static_cast<int64_t>(need)}, A.options().dtype(at::kByte));
+      // Scratch from torch's allocator (stream-ordered, graph-pool aware); the flags, which must
+      // stay zero between launches, from the context.
+      Workspace ws = need ? ctx.flags(stream) : Workspace{};
+      ws.ptr = need ? workspace.data_ptr() : nullptr;
+      ws.bytes = need;
+      r->backend->run(part, r->tactic, g, ws, stream);
+    });
   } catch (const Error& e) {
     throw_torch_error(e);
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "args.h"
+#include "core/validate.h"
 #include "fp8gemm/tune.h"
 
 namespace fp8gemm::torch_ops {
@@ -18,7 +19,7 @@ BmmFp8Args problem_args(int64_t batch, int64_t m, int64_t n, int64_t k, at::Scal
   args.b_type = to_dtype(b);
   args.out_type = to_dtype(out);
   try {
-    problem_without_gpu(args);
+    require_one_call(problem_without_gpu(args));
   } catch (const Error& e) {
     throw_torch_error(e);
   }
@@ -38,7 +39,7 @@ void check_bucket_edge(BmmFp8Args args) {
   const int64_t m = args.m;
   args.m = m_bucket(m);
   try {
-    problem_without_gpu(args);
+    require_one_call(problem_without_gpu(args));
   } catch (const Error& e) {
     std::string rule = e.what();
     if (rule.rfind("fp8gemm: ", 0) == 0) rule = rule.substr(9);

@@ -1,5 +1,6 @@
 // The C++ entry point: validate, then run on the given Context or the device's default one.
 #include "api/call_context.h"
+#include "api/row_chunks.h"
 #include "core/cuda_check.h"
 #include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
@@ -24,7 +25,13 @@ void bmm_fp8(const BmmFp8Args& args, cudaStream_t stream, const std::string& bac
   Context& context = call_context(ctx);
   const Problem p = validate(args, context.device());
   if (p.empty()) return;
-  context.run(p, GemmArgs{args.a, args.b, args.a_scale, args.b_scale, args.out}, stream, backend);
+  if (splits_rows(p)) {
+    // Every part's choice before any GPU work: a backend that cannot run one fails first.
+    for_each_row_chunk(p, GemmArgs{args.a, args.b, args.a_scale, args.b_scale, args.out},
+                       [&](const Problem& part, const GemmArgs&) { context.resolve(part, backend, stream); });
+  }
+  for_each_row_chunk(p, GemmArgs{args.a, args.b, args.a_scale, args.b_scale, args.out},
+                     [&](const Problem& part, const GemmArgs& g) { context.run(part, g, stream, backend); });
 }
 
 }  // namespace fp8gemm

@@ -6,6 +6,7 @@
 #include "fp8gemm/linear.h"
 #include "api/call_context.h"
 #include "api/linear_run.h"
+#include "api/row_chunks.h"
 #include "quantize/quantize.h"
 
 namespace fp8gemm {
@@ -60,15 +61,18 @@ void run_linear(Context& ctx, const LinearArgs& args, const Problem& p, cudaStre
     if (dynamic) quantize::launch_dynamic(nullptr, args.x_type, 0, args.x_scale, nullptr, nullptr, sms, stream);
     return;
   }
-  // The GEMM's choice first: a backend or tactic that cannot run the layer fails before any GPU work.
-  ctx.resolve(p, backend, stream);
+  // The GEMM's choice first (each part's, for a call split by rows): a backend or tactic that cannot
+  // run the layer fails before any GPU work.
+  const GemmArgs gemm{args.scratch, args.w, args.x_scale, args.w_scale, args.out, args.bias};
+  for_each_row_chunk(p, gemm, [&](const Problem& part, const GemmArgs&) { ctx.resolve(part, backend, stream); });
   const int64_t count = p.m * p.k;
   if (dynamic)
     quantize::launch_dynamic(args.x, args.x_type, count, args.x_scale, args.scratch,
                              static_cast<char*>(args.scratch) + fp8_bytes(p.m, p.k), sms, stream);
   else
     quantize::launch_static(args.x, args.x_type, count, args.x_scale, args.scratch, sms, stream);
-  ctx.run(p, GemmArgs{args.scratch, args.w, args.x_scale, args.w_scale, args.out, args.bias}, stream, backend);
+  // The whole x is quantized (a dynamic scale is that of all of it) before the GEMM's parts.
+  for_each_row_chunk(p, gemm, [&](const Problem& part, const GemmArgs& g) { ctx.run(part, g, stream, backend); });
 }
 
 }  // namespace fp8gemm

@@ -52,6 +52,18 @@ void require_fits_int32(const char* what, int64_t value) {
 
 }  // namespace
 
+int64_t max_call_rows(int64_t n, int64_t k) {
+  const int64_t rows = std::min(kInt32Max / std::max<int64_t>(n, 1), kInt32Max / std::max<int64_t>(k, 1));
+  return rows >= 64 ? rows / 64 * 64 : std::max<int64_t>(rows, 1);
+}
+
+void require_one_call(const Problem& p) {
+  const int64_t rows = max_call_rows(p.n, p.k);
+  FP8GEMM_REQUIRE(p.m <= rows, kInvalidArgument, "m=", p.m, " with n=", p.n, " and k=", p.k,
+                  ": one backend call takes at most ", rows,
+                  " rows (m*k and m*n within 2^31-1); bmm_fp8 and linear_fp8 run a larger m as several calls");
+}
+
 PointerInfo inspect_cuda_pointer(const void* ptr) {
   cudaPointerAttributes attr{};
   cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
@@ -90,10 +102,9 @@ Problem validate_problem(const BmmFp8Args& args, const DeviceInfo& device) {
   for (auto [what, v] : {std::pair<const char*, int64_t>{"batch", args.batch}, {"m", args.m},
                          {"n", args.n}, {"k", args.k}})
     require_fits_int32(what, v);
-  // Per-matrix element counts are the batch strides; products of two int32 values fit in int64.
-  require_fits_int32("m*k (batch stride of A)", args.m * args.k);
+  // The weights are one call's operand; the activations and the output may be split by rows
+  // (max_call_rows). Products of two int32 values fit in int64.
   require_fits_int32("n*k (batch stride of B)", args.n * args.k);
-  require_fits_int32("m*n (batch stride of out)", args.m * args.n);
 
   Problem p;
   p.batch = args.batch;

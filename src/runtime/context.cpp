@@ -6,6 +6,7 @@
 #include <shared_mutex>
 
 #include "core/cuda_check.h"
+#include "core/validate.h"
 #include "runtime/floor.h"
 #include "runtime/registry.h"
 #include "runtime/stream_workspaces.h"
@@ -179,6 +180,7 @@ std::vector<Backend*> Context::backends() const { return impl_->backend_list; }
 Backend* Context::backend(const std::string& name) const { return impl_->find(name); }
 
 Tactic Context::choose(const Problem& p, const std::string& backend, cudaStream_t stream) {
+  require_one_call(p);  // a backend sees at most max_call_rows rows (larger calls are split first)
   if (backend.find(':') != std::string::npos) {
     Tactic t = Tactic::parse(backend);
     t.backend = canonical_backend_name(t.backend);
@@ -245,6 +247,7 @@ void Context::run(const Problem& p, const GemmArgs& args, cudaStream_t stream, c
 
 void Context::run_tactic(const Problem& p, const Tactic& t, const GemmArgs& args, cudaStream_t stream) {
   if (p.empty()) return;
+  require_one_call(p);
   Backend* b = impl_->find(t.backend);
   FP8GEMM_REQUIRE(b, kUnsupported, "backend ", t.backend, " is not part of this build");
   launch(*this, *b, p, t, b->workspace_bytes(p, t), args, stream);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/cuda_check.h"
+#include "core/validate.h"
 
 namespace fp8gemm {
 
@@ -115,7 +116,8 @@ std::vector<int64_t> bucket_sample_ms(int64_t m, int count) {
 Problem TuneKey::representative() const {
   Problem p;
   p.batch = batch;
-  p.m = m_bucket;
+  // No call runs more rows than one backend call takes (larger ones run as parts: api/row_chunks.h).
+  p.m = std::min(m_bucket, max_call_rows(n, k));
   p.n = n;
   p.k = k;
   p.a_type = a_type;

@@ -28,7 +28,8 @@ struct TuneKey {
   // "bmm_fp8 e4m3xe4m3->bf16 b=1 m<=16 n=6144 k=4096 align=16[ bias]", or for a layer
   // "linear_fp8 bf16 static e4m3xe4m3->bf16 b=1 m<=16 ...": the cache entry's identity.
   std::string to_string() const;
-  // The problem a key is tuned on: M = the bucket's upper edge.
+  // The problem a key is tuned on: M = the bucket's upper edge, or the most rows one backend call
+  // takes (core/validate.h max_call_rows) where that is less.
   Problem representative() const;
   // Field-wise (no string building: dispatch looks keys up on every call).
   bool operator<(const TuneKey& o) const;

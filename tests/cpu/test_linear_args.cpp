@@ -66,7 +66,7 @@ const Case kCases[] = {
     {"k not multiple of 16", [](LinearArgs& a) { a.k = 520; }, "k must be a multiple of 16"},
     {"n not multiple of 16", [](LinearArgs& a) { a.n = 250; }, "n must be a multiple of 16"},
     {"negative m", [](LinearArgs& a) { a.m = -1; }, "m must be >= 0"},
-    {"m*k beyond 32 bits", [](LinearArgs& a) { a.m = int64_t(1) << 23; }, "m*k (batch stride of A)"},
+    {"m beyond 32 bits", [](LinearArgs& a) { a.m = int64_t(1) << 31; }, "m = 2147483648 exceeds 2^31-1"},
     {"null x", [](LinearArgs& a) { a.x = nullptr; }, "x is null"},
     {"x on the host", [](LinearArgs& a) { a.x = at(0x50000000); }, "x points to unregistered host memory"},
     {"x on another GPU", [](LinearArgs& a) { a.x = at(0x20000000); }, "x is memory of GPU 1"},

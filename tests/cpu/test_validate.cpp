@@ -2,9 +2,13 @@
 // so it runs without a GPU. Each case checks the error kind and that the message names the argument.
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "api/row_chunks.h"
 #include "core/validate.h"
 #include "fake_device.h"
 
@@ -78,9 +82,7 @@ const Case kCases[] = {
     {"out overlaps a", [](BmmFp8Args& a, DeviceInfo&) { a.out = const_cast<void*>(at(0x10000010)); }, ErrorKind::kInvalidArgument, "out overlaps a"},
     {"out overlaps b", [](BmmFp8Args& a, DeviceInfo&) { a.out = const_cast<void*>(at(0x10100000 + 0x100)); }, ErrorKind::kInvalidArgument, "out overlaps b"},
     {"out overlaps a scale", [](BmmFp8Args& a, DeviceInfo&) { a.a_scale = static_cast<const float*>(at(0x10200010)); }, ErrorKind::kInvalidArgument, "out overlaps a_scale or b_scale"},
-    {"m*k overflows int32", [](BmmFp8Args& a, DeviceInfo&) { a.m = 1 << 20; a.k = 1 << 12; }, ErrorKind::kInvalidArgument, "m*k (batch stride of A)"},
     {"n*k overflows int32", [](BmmFp8Args& a, DeviceInfo&) { a.n = 1 << 16; a.k = 1 << 16; }, ErrorKind::kInvalidArgument, "n*k (batch stride of B)"},
-    {"m*n overflows int32", [](BmmFp8Args& a, DeviceInfo&) { a.m = 1 << 17; a.n = 1 << 15; a.k = 16; }, ErrorKind::kInvalidArgument, "m*n (batch stride of out)"},
     {"m above int32", [](BmmFp8Args& a, DeviceInfo&) { a.m = int64_t(1) << 32; }, ErrorKind::kInvalidArgument, "m = 4294967296 exceeds 2^31-1"},
     {"batch above int32", [](BmmFp8Args& a, DeviceInfo&) { a.batch = int64_t(1) << 31; }, ErrorKind::kInvalidArgument, "batch = 2147483648 exceeds 2^31-1"},
     {"compute capability 8.0", [](BmmFp8Args&, DeviceInfo& d) { d.cc_major = 8; d.cc_minor = 0; d.name = "A100"; }, ErrorKind::kUnsupported, "compute capability 8.0: FP8 GEMMs need 8.9 or newer"},
@@ -151,6 +153,56 @@ TEST(Validate, RecordsScaleAlignmentForBackendsThatNeedIt) {
   EXPECT_EQ(validate(args, h200(), fake_inspect).scale_alignment, 8);
   args.b_scale = static_cast<const float*>(at(0x10300010));
   EXPECT_EQ(validate(args, h200(), fake_inspect).scale_alignment, 16);
+}
+
+// m*k or m*n past 2^31-1 (a long prefill through a wide layer) is valid: the call runs as several
+// on whole rows of at most max_call_rows, A and out moved to each part's first row.
+TEST(Validate, LargeMRunsAsPartsOnWholeRows) {
+  const DeviceInfo dev = h200();
+  BmmFp8Args args;
+  args.m = 37450, args.n = 57344, args.k = 8192;  // m*n = 2,147,532,800
+  const Problem p = validate_problem(args, dev);
+  EXPECT_EQ(p.m, 37450);
+  EXPECT_EQ(max_call_rows(57344, 8192), 37440);  // 2^31-1 / 57344 = 37449, down to a multiple of 64
+  EXPECT_EQ(max_call_rows(16, 16), 134217664);
+  EXPECT_EQ(max_call_rows(int64_t(1) << 30, 16), 1);
+  EXPECT_TRUE(splits_rows(p));
+  Problem small = p;
+  small.m = 37440;
+  EXPECT_FALSE(splits_rows(small));
+  // What a backend, the tuner or a benchmark is given directly must be one call.
+  EXPECT_NO_THROW(require_one_call(small));
+  try {
+    require_one_call(p);
+    ADD_FAILURE() << "a problem of more rows than one call takes passed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("one backend call takes at most 37440 rows"), std::string::npos) << e.what();
+  }
+
+  Problem batched = p;
+  batched.batch = 2;
+  std::vector<std::pair<int64_t, int64_t>> parts;  // (rows, A offset in bytes); out offset checked inline
+  GemmArgs g;
+  g.a = reinterpret_cast<const void*>(uintptr_t(0x10000000));
+  g.out = reinterpret_cast<void*>(uintptr_t(0x80000000));
+  for_each_row_chunk(batched, g, [&](const Problem& part, const GemmArgs& a) {
+    EXPECT_EQ(part.batch, 1);
+    EXPECT_LE(part.m * part.n, int64_t(INT32_MAX));
+    const int64_t a_off = int64_t(uintptr_t(a.a) - 0x10000000), out_off = int64_t(uintptr_t(a.out) - 0x80000000);
+    EXPECT_EQ(out_off, a_off / 8192 * 57344 * 2);  // the same first row, bf16 out
+    parts.push_back({part.m, a_off});
+  });
+  const std::vector<std::pair<int64_t, int64_t>> want = {
+      {37440, 0}, {10, int64_t(37440) * 8192}, {37440, int64_t(37450) * 8192}, {10, int64_t(37450 + 37440) * 8192}};
+  EXPECT_EQ(parts, want);
+  int calls = 0;
+  for_each_row_chunk(small, g, [&](const Problem& part, const GemmArgs& a) {
+    EXPECT_EQ(part, small);
+    EXPECT_EQ(a.a, g.a);
+    ++calls;
+  });
+  EXPECT_EQ(calls, 1);
 }
 
 }  // namespace

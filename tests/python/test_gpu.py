@@ -267,3 +267,19 @@ def test_autotune_context_writes_cache(tmp_path):
 def test_random_fp8_is_not_degenerate():
     x = random_fp8((64, 64), E4M3)
     assert x.float().abs().sum() > 0 and scale(1.0).numel() == 1
+
+
+def test_m_past_32_bit_products_runs_as_parts():
+    # m*n = 2,147,532,800 > 2^31-1 (a long prefill through a 57344-wide layer): the op runs it as
+    # several calls on whole rows. Rows each side of the part boundary against the float64 product.
+    m, n, k = 37450, 57344, 1024
+    g = torch.Generator(device="cuda").manual_seed(5)
+    a = (torch.randn(m, k, device="cuda", generator=g) * 4).to(E4M3)
+    w = (torch.randn(n, k, device="cuda", generator=g) * 4).to(E4M3)
+    sa, sb = scale(0.5), scale(0.25)
+    out = fp8gemm.gemm_fp8(a, w.t(), sa, sb, torch.bfloat16)
+    rows = torch.tensor([0, 37439, 37440, 37441, m - 1], device="cuda")
+    ref = (a[rows].double() @ w.double().t()) * 0.125
+    got = out[rows].double()
+    bound = 2**-7 * ref.abs() + 2**-9 * (a[rows].double().abs() @ w.double().abs().t()) * 0.125
+    assert bool(((got - ref).abs() <= bound).all()), float(((got - ref).abs() / bound).max())

@@ -1,0 +1,41 @@
+// Calls larger than one backend call takes (m*k or m*n past 2^31-1: a long prefill through a wide
+// layer) run as several on whole rows, each a problem of batch 1 within core/validate.h's
+// max_call_rows; every other call runs as it is. No allocation: a steady-state call stays free of it.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/validate.h"
+#include "fp8gemm/types.h"
+
+namespace fp8gemm {
+
+inline bool splits_rows(const Problem& p) { return p.m > max_call_rows(p.n, p.k); }
+
+// fn(problem, args) for each part of `p` in order: `p` itself, or (batch by batch) runs of at most
+// max_call_rows rows, with A and out moved to the run's first row. Scales, weights and bias are
+// the call's.
+template <class Fn>
+void for_each_row_chunk(const Problem& p, const GemmArgs& g, Fn&& fn) {
+  if (!splits_rows(p)) {
+    fn(p, g);
+    return;
+  }
+  const int64_t rows = max_call_rows(p.n, p.k);
+  const size_t out_bytes = dtype_bytes(p.out_type);
+  for (int64_t b = 0; b < p.batch; ++b) {
+    for (int64_t r = 0; r < p.m; r += rows) {
+      Problem part = p;
+      part.batch = 1;
+      part.m = std::min(rows, p.m - r);
+      const int64_t first = b * p.m + r;  // the run's first row among all batches' rows
+      GemmArgs a = g;
+      a.a = static_cast<const char*>(g.a) + first * p.k * int64_t(dtype_bytes(p.a_type));
+      a.out = static_cast<char*>(g.out) + first * p.n * int64_t(out_bytes);
+      fn(part, a);
+    }
+  }
+}
+
+}  // namespace fp8gemm
