@@ -187,3 +187,18 @@ def test_sglang_records_the_layers_its_hooks_route():
                                  Layer(48, 128, input_scale=False), torch.nn.Linear(16, 16)])
     assert sglang_adapter.record_model_layers(model, torch.bfloat16) == 2
     assert [(s.n, s.k, s.layer) for s in _common.recorded_layers()] == [(64, 128, "static"), (64, 128, "static+bias")]
+
+
+def test_a_failed_warm_up_tuning_warns_and_lets_the_engine_start(monkeypatch, caplog):
+    def tune(problems, **kwargs):
+        raise fp8gemm.GroupTimeoutError("rank 1 did not answer", [1], "shares")
+
+    monkeypatch.setattr(fp8gemm, "tune", tune)
+    monkeypatch.setattr(fp8gemm, "choose", lambda m, n, k, **kw: "default")
+    monkeypatch.delenv("FP8GEMM_WARMUP_TUNE", raising=False)
+    _common.record_layer(64, 64, torch.bfloat16, dynamic=False, bias=False)
+    with caplog.at_level(logging.INFO, logger="fp8gemm"):
+        assert _common.warm_up("vllm", 8) == []
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("warm-up tuning failed" in m and "rank 1 did not answer" in m for m in messages)
+    assert "vllm: n=64 k=64 bf16 static runs m=1: default; m=8: default" in messages

@@ -141,7 +141,8 @@ def warm_up(engine: str, max_tokens: int, group=None) -> list:
     every M bucket up to max_tokens (the engine's largest batch of tokens) for each recorded
     layer, with the tensor-parallel `group` (every rank ends with the same entries), into the
     default cache location (a second start finds the keys there and measures nothing), then logs
-    one line per layer shape. Returns the tuning decisions."""
+    one line per layer shape. Returns the tuning decisions. A failed tuning (a rank that does not
+    answer, a GPU error) is logged as a warning and the engine starts on the defaults."""
     from .. import release_tuning_buffers
     from ..tuning import tune_layers
 
@@ -150,7 +151,11 @@ def warm_up(engine: str, max_tokens: int, group=None) -> list:
         return []
     decisions = []
     if warmup_tuning_enabled():
-        decisions = tune_layers([(s.n, s.k, s.out_dtype, s.layer) for s in layers], max_tokens, group=group)
+        try:
+            decisions = tune_layers([(s.n, s.k, s.out_dtype, s.layer) for s in layers], max_tokens, group=group)
+        except Exception as e:  # an untuned key runs the default table: slower at worst, never wrong
+            logger.warning("%s: warm-up tuning failed, fp8gemm runs its defaults for untuned keys: %s: %s", engine,
+                           type(e).__name__, e)
         if torch.cuda.is_available():
             release_tuning_buffers()
     _log._ensure_visible()  # the engines configure their own loggers only

@@ -7,9 +7,9 @@ register routes to fp8gemm's ops:
   - `fp8_utils.apply_fp8_linear_bmm_flashinfer` (ModelOpt per-tensor FP8: FlashInfer's bmm_fp8
     after SGLang's static quantization) -> one linear op, quantization and bias included;
   - `fp8_utils.flashinfer_bmm_fp8` (where SGLang defined it: FlashInfer installed) -> gemm_fp8;
-  - `fp8_utils.apply_fp8_linear` with a static per-tensor input scale and one weight scale (the
-    compressed-tensors and FP8 checkpoints' torch._scaled_mm path) -> the linear op; every other
-    call (per-token, per-channel, pre-quantized input) goes on to SGLang's own code;
+  - `fp8_utils.apply_fp8_linear` with a static per-tensor input scale and one weight scale
+    (compressed-tensors' per-tensor W8A8 FP8, which SGLang runs on torch._scaled_mm) -> the linear
+    op; every other call (per-token, per-channel, pre-quantized input) goes on to SGLang's code;
   - `sglang.kernels.ops.gemm.bmm_fp8` (the MLA models' batched products) -> fp8gemm's bmm_fp8
     where the operands are in its layout, else SGLang's;
   - `ModelRunner.load_model`: afterwards, the layers above are recorded and tuned (_common.warm_up),
