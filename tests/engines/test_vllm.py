@@ -33,4 +33,4 @@ def test_apply_weights_runs_fp8gemms_op_and_records_the_layer(run_scenario):
     for activation in ("static", "dynamic"):
         assert result[activation] == {"kernel": KERNEL, "shape": [3, 7, 1024], "dtype": "torch.bfloat16"}
     assert result["recorded"] == [[1024, 512, "static+bias"], [1024, 512, "dynamic+bias"]]
-    assert result["warm_up_hooked"] is True
+    assert result["warm_up_order"] == [["fp8gemm warm_up", "vllm", 8192], ["vllm kernel warm-up and CUDA-graph capture"]]

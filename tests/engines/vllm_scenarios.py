@@ -116,7 +116,30 @@ def apply_weights() -> dict:
         y = kernel.apply_weights(layer, x, layer.bias)
         results[activation] = {"kernel": type(kernel).__name__, "shape": list(y.shape), "dtype": str(y.dtype)}
     results["recorded"] = [[s.n, s.k, s.layer] for s in _common.recorded_layers()]
+    results["warm_up_order"] = warm_up_order()
+    return results
+
+
+def warm_up_order() -> list:
+    """vLLM's GPU worker's compile_or_warm_up_model, as the plugin left it, on a worker whose own
+    warm-up and graph capture only say that they ran: fp8gemm's warm-up comes first, with vLLM's
+    max_num_batched_tokens."""
+    import contextlib
+    from types import SimpleNamespace
+
     from vllm.v1.worker.gpu_worker import Worker
 
-    results["warm_up_hooked"] = hasattr(Worker.compile_or_warm_up_model, "__wrapped__")
-    return results
+    from fp8gemm.integrations import _common
+
+    calls = []
+    _common.warm_up = lambda engine, max_tokens, group=None: calls.append(["fp8gemm warm_up", engine, max_tokens])
+
+    class FakeWorker:
+        scheduler_config = SimpleNamespace(max_num_batched_tokens=8192)
+        model_runner = SimpleNamespace(eplb=SimpleNamespace(suppress=contextlib.nullcontext))
+
+        def _compile_or_warm_up_model(self):
+            calls.append(["vllm kernel warm-up and CUDA-graph capture"])
+
+    Worker.compile_or_warm_up_model(FakeWorker())
+    return calls
