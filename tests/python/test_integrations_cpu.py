@@ -202,3 +202,21 @@ def test_a_failed_warm_up_tuning_warns_and_lets_the_engine_start(monkeypatch, ca
     messages = [r.getMessage() for r in caplog.records]
     assert any("warm-up tuning failed" in m and "rank 1 did not answer" in m for m in messages)
     assert "vllm: n=64 k=64 bf16 static runs m=1: default; m=8: default" in messages
+
+
+def test_sglang_after_load_model_records_and_warms_up(monkeypatch):
+    warmed = []
+    monkeypatch.setattr(sglang_adapter, "max_batched_tokens", lambda: 16384)
+    monkeypatch.setattr(_common, "warm_up", lambda engine, max_tokens, group=None: warmed.append((engine, max_tokens)))
+    layer = torch.nn.Module()
+    layer.weight = torch.nn.Parameter(engine_weight(64, 128), requires_grad=False)
+    layer.weight_scale = torch.nn.Parameter(torch.empty((), **META), requires_grad=False)
+    layer.input_scale = torch.nn.Parameter(torch.empty((), **META), requires_grad=False)
+    runner = type("Runner", (), {"model": torch.nn.ModuleList([layer]),
+                                 "model_config": type("Config", (), {"dtype": torch.float16})()})()
+    assert sglang_adapter.after_load_model("loaded", runner) == "loaded"
+    assert warmed == [("sglang", 16384)]
+    assert [(s.n, s.k, s.out_dtype, s.layer) for s in _common.recorded_layers()] == [(64, 128, torch.float16, "static")]
+    runner.model = torch.nn.ModuleList([torch.nn.Linear(16, 16)])
+    _common.forget_layers()
+    assert sglang_adapter.after_load_model("loaded", runner) == "loaded" and warmed == [("sglang", 16384)]
