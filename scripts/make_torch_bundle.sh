@@ -5,7 +5,7 @@
 #
 #   scripts/make_torch_bundle.sh [extra CMake args]     e.g. -DFP8GEMM_WITH_CUTLASS=OFF
 #
-# Needs torch 2.11 importable by $PYTHON (default python3; e.g. a venv with
+# Needs torch (>= 2.11) importable by $PYTHON (default python3; e.g. a venv with
 # `pip install torch==2.11.0`): its CMake config is what the extension builds against.
 # BUILD (default build-torch) keeps CMake's cache between runs; ARCHS defaults to 90a-real; JOBS
 # (default: every core) bounds the parallel compile.
