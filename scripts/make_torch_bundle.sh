@@ -5,9 +5,10 @@
 #
 #   scripts/make_torch_bundle.sh [extra CMake args]     e.g. -DFP8GEMM_WITH_CUTLASS=OFF
 #
-# Needs torch 2.11 importable by $PYTHON (default python3; e.g. a venv with
+# Needs torch (>= 2.11) importable by $PYTHON (default python3; e.g. a venv with
 # `pip install torch==2.11.0`): its CMake config is what the extension builds against.
-# BUILD (default build-torch) keeps CMake's cache between runs; ARCHS defaults to 90a-real.
+# BUILD (default build-torch) keeps CMake's cache between runs; ARCHS defaults to 90a-real; JOBS
+# (default: every core) bounds the parallel compile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -20,7 +21,7 @@ PY_EXE=$(command -v "$PYTHON")
 }
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFP8GEMM_BUILD_TORCH=ON -DFP8GEMM_BUILD_TESTS=OFF \
   -DFP8GEMM_BUILD_CLI=OFF -DPython_EXECUTABLE="$PY_EXE" -DCMAKE_CUDA_ARCHITECTURES="${ARCHS:-90a-real}" "$@" > /dev/null
-cmake --build "$BUILD" -j"$(nproc)" --target fp8gemm_torch
+cmake --build "$BUILD" -j"${JOBS:-$(nproc)}" --target fp8gemm_torch
 rm -rf "$BUNDLE" && mkdir -p "$BUNDLE"
 cp "$BUILD/python/libfp8gemm_torch.so" "$BUILD/python/libfp8gemm_torch.so.torch" "$BUNDLE/"
 strip --strip-unneeded "$BUNDLE/libfp8gemm_torch.so"

@@ -16,3 +16,6 @@ cmake --build "$B/_consumer" > /dev/null
 "$B/_consumer/consumer"
 # PyTorch extension (docs/torch.md): CPU tests here, GPU tests skip; FP8GEMM_TORCH_TESTS=0 skips it.
 [ "${FP8GEMM_TORCH_TESTS:-1}" = 0 ] || scripts/test_torch.sh
+# The vLLM and SGLang plugins inside the real engines (docs/integrations.md "Tests"), against torch
+# 2.14; FP8GEMM_ENGINE_TESTS=0 skips it.
+[ "${FP8GEMM_ENGINE_TESTS:-1}" = 0 ] || scripts/test_engines.sh

@@ -12,7 +12,7 @@ from ._log import logger
 from .distributed import DEFAULT_TIMEOUT_S
 from .nn import Linear, layer_spec
 
-__all__ = ["tune_model", "model_shapes", "model_layers", "m_buckets", "default_cache_path"]
+__all__ = ["tune_model", "tune_layers", "model_shapes", "model_layers", "m_buckets", "default_cache_path"]
 
 
 def m_buckets(max_tokens: int) -> List[int]:
@@ -88,18 +88,34 @@ def tune_model(model: torch.nn.Module, max_tokens: int, *, cache: Union[str, os.
     False: memory only. What engines do with a dummy forward inside FlashInfer's autotune context,
     without running the model. group, strategy, timeout: as fp8gemm.tune's (every rank of a
     tensor-parallel group ends with the same entries; merge splits the keys over the ranks)."""
-    from . import tune  # looked up on the package at call time (tests replace it)
-
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"tune_model: model must be a torch.nn.Module, got {type(model).__name__}")
-    ms = m_buckets(max_tokens)
-    batches = _positive_ints("batch_sizes", batch_sizes)
     layers = model_layers(model)
     if not layers:
         raise ValueError("tune_model: the model has no fp8gemm.nn.Linear running backend 'auto' (swap its layers "
                          "with fp8gemm.quantize_ first)")
+    return tune_layers(layers, max_tokens, cache=cache, batch_sizes=batch_sizes, key_budget_ms=key_budget_ms,
+                       run_budget_ms=run_budget_ms, backends=backends, retune=retune, group=group, strategy=strategy,
+                       timeout=timeout)
+
+
+def tune_layers(layers: Sequence[Tuple[int, int, torch.dtype, str]], max_tokens: int, *,
+                cache: Union[str, os.PathLike, None, bool] = None, batch_sizes: Sequence[int] = (1,),
+                key_budget_ms: float = 100.0, run_budget_ms: float = 0.0, backends: Optional[Sequence[str]] = None,
+                retune: bool = False, group=None, strategy: Optional[str] = None,
+                timeout: float = DEFAULT_TIMEOUT_S) -> list:
+    """tune_model for layers given as (N, K, out dtype, layer) (layer as fp8gemm.tune's), as the
+    engine adapters record them (fp8gemm.integrations): every M bucket up to max_tokens, one
+    fp8gemm.tune call per (out dtype, layer) group. Arguments as tune_model's."""
+    from . import tune  # looked up on the package at call time (tests replace it)
+
+    ms = m_buckets(max_tokens)
+    batches = _positive_ints("batch_sizes", batch_sizes)
+    layers = list(dict.fromkeys(tuple(layer) for layer in layers))
+    if not layers:
+        raise ValueError("tune_layers: layers must name at least one (N, K, out dtype, layer)")
     path = None if cache is False else (os.fspath(cache) if cache else default_cache_path())
-    logger.info("tune_model: %d layer key(s) x %d M bucket(s) (up to %d) x %d batch size(s); cache %s", len(layers),
+    logger.info("tune: %d layer key(s) x %d M bucket(s) (up to %d) x %d batch size(s); cache %s", len(layers),
                 len(ms), ms[-1], len(batches), path or "in memory only")
     decisions = []
     for out_dtype, layer in dict.fromkeys((dtype, spec) for _, _, dtype, spec in layers):
