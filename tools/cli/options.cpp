@@ -190,7 +190,10 @@ Problem checked_problem(const BmmFp8Args& args, const std::string& command, cons
   DeviceInfo any_fp8_gpu;  // these rules do not depend on the GPU; its compute capability is checked on it
   any_fp8_gpu.cc_major = 9;
   try {
-    return validate_problem(args, any_fp8_gpu);
+    // The commands time and list tactics on the problem itself, as one call.
+    const Problem p = validate_problem(args, any_fp8_gpu);
+    require_one_call(p);
+    return p;
   } catch (const Error& e) {
     const std::string rule = e.what();
     const std::string prefix = "fp8gemm: ";
