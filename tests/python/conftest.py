@@ -25,3 +25,18 @@ def pytest_report_header(config):
 
     return [f"fp8gemm {fp8gemm.__version__}: {fp8gemm._library.path}", f"torch {torch.__version__}, "
             f"GPU: {torch.cuda.get_device_name() if HAS_GPU else 'none (GPU tests skip)'}"]
+
+
+@pytest.fixture
+def fake_tune(monkeypatch):
+    """fp8gemm.tune replaced by a recorder of its calls: (problems, keyword arguments) each."""
+    import fp8gemm
+
+    calls = []
+
+    def tune(problems, **kwargs):
+        calls.append((list(problems), kwargs))
+        return [{"key": str(p)} for p in problems]
+
+    monkeypatch.setattr(fp8gemm, "tune", tune)
+    return calls

@@ -27,16 +27,10 @@ def no_layers():
 
 
 @pytest.fixture
-def fake_tune(monkeypatch):
-    calls = []
-
-    def tune(problems, **kwargs):
-        calls.append((list(problems), kwargs))
-        return [{"key": str(p)} for p in problems]
-
-    monkeypatch.setattr(fp8gemm, "tune", tune)
+def fake_tune(fake_tune, monkeypatch):
+    # conftest's recorder, and a choice that names its M and layer.
     monkeypatch.setattr(fp8gemm, "choose", lambda m, n, k, **kw: f"tactic(m={m},{kw['layer']})")
-    return calls
+    return fake_tune
 
 
 @pytest.mark.parametrize("value, off", [(None, False), ("", False), ("0", False), ("1", True), ("yes", True)])

@@ -44,18 +44,6 @@ def test_model_shapes():
                                             (64, 64, torch.float16, "dynamic+bias"), (48, 64, torch.bfloat16, "static")]
 
 
-@pytest.fixture
-def fake_tune(monkeypatch):
-    calls = []
-
-    def tune(problems, **kwargs):
-        calls.append((list(problems), kwargs))
-        return [{"key": str(p)} for p in problems]
-
-    monkeypatch.setattr(fp8gemm, "tune", tune)
-    return calls
-
-
 def test_tune_model_tunes_each_shape_over_the_buckets(fake_tune, tmp_path):
     path = tmp_path / "cache.json"
     decisions = fp8gemm.tune_model(Model(), max_tokens=24, cache=path, batch_sizes=(1, 2), key_budget_ms=7)
