@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """fp8gemm.bmm_fp8 (auto: built-in default, then tuned) against torch._scaled_mm over the DESIGN
-suite, timed as DESIGN.md "Measuring" asks:
+suite, timed as docs/design.md "Measuring" asks:
   - CUDA-graph replay of back-to-back calls (20 per graph, down to 3 once a replay lasts ~1 ms);
   - weights rotating through distinct copies totalling >= 2x L2, so they stream from HBM;
   - warm-up, then the median of --replays replays, candidates measured round-robin;

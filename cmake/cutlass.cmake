@@ -1,5 +1,5 @@
 # Finds the CUTLASS headers (pinned to one version) and defines the INTERFACE target
-# fp8gemm::cutlass_headers. Lookup order (DESIGN.md "Building and testing"):
+# fp8gemm::cutlass_headers (the README's "Requirements"). Lookup order:
 #   1. CUTLASS_DIR (a CUTLASS source tree: include/ and tools/util/include/);
 #   2. the PyPI package nvidia-cutlass==${FP8GEMM_CUTLASS_VERSION} (module cutlass_library,
 #      which ships the headers under cutlass_library/source/);

@@ -1,4 +1,4 @@
-// The autotuner behind `auto` (DESIGN.md "Measuring", docs/tuning.md).
+// The autotuner behind `auto` (docs/design.md "Measuring", docs/tuning.md).
 //
 // Every call with backend "auto" asks the Context's selector, which answers from
 //   1. the tuned cache (keys: op, dtypes, batch, M bucket, N, K, alignment), else

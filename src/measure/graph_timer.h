@@ -1,4 +1,4 @@
-// The GPU Timer (DESIGN.md "Measuring"): CUDA-graph replays of back-to-back calls over weights
+// The GPU Timer (docs/design.md "Measuring"): CUDA-graph replays of back-to-back calls over weights
 // rotating through >= 2x L2, fresh random FP8 activations, warm-up, round-robin replays across
 // candidates, median per call. One GraphTimer is used by one thread at a time.
 #pragma once

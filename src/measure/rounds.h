@@ -1,4 +1,4 @@
-// Measuring many candidates without timing every one at full length (DESIGN.md "Measuring":
+// Measuring many candidates without timing every one at full length (docs/design.md "Measuring":
 // prune early). Shared by `fp8gemm bench` and the tuner's policy.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The measuring interface shared by `fp8gemm bench` and the tuner. The GPU implementation
-// (graph_timer) measures as DESIGN.md "Measuring" says; policy code is tested on the CPU
+// (graph_timer) measures as docs/design.md "Measuring" says; policy code is tested on the CPU
 // against fakes of this interface.
 #pragma once
 

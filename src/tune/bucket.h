@@ -1,4 +1,4 @@
-// Tuning keys: what a tuned choice is stored under and looked up by (DESIGN.md "Measuring").
+// Tuning keys: what a tuned choice is stored under and looked up by (docs/design.md "Measuring").
 #pragma once
 
 #include <cstdint>

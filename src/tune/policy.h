@@ -1,4 +1,4 @@
-// The tuning policy for one key (DESIGN.md "Measuring", docs/tuning.md): which candidates, how
+// The tuning policy for one key (docs/design.md "Measuring", docs/tuning.md): which candidates, how
 // they are measured within the key's budget, and the rule that decides. decide() (decide.cpp) is
 // the whole of it, step by step; each step lives in the file named for it. Works on Backend* and
 // a Timer only, so every rule is tested on the CPU with fake backends and fake timers.

@@ -1,4 +1,4 @@
-// Model presets (DESIGN.md suite, baseline names) and --shape / --m parsing.
+// Model presets (the suite of docs/perf.md "The suite") and --shape / --m parsing.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,7 +27,7 @@ TEST(Shapes, LayersMatchDesignAndBaselineNames) {
       if (s.name == name) return s;
     return NamedShape{};
   };
-  // (name, N, K) as in DESIGN.md; names as in ../shared/baselines/*.csv where they overlap.
+  // (name, N, K) as tools/common/shapes.cpp lists them.
   const std::vector<NamedShape> expected = {
       {"llama8b.qkv", 6144, 4096},       {"llama8b.o", 4096, 4096},          {"llama8b.gate_up", 28672, 4096},
       {"llama8b.down", 4096, 14336},     {"llama70b.qkv", 10240, 8192},      {"llama70b.o", 8192, 8192},

@@ -15,7 +15,7 @@ struct Preset {
   std::vector<NamedShape> layers;
 };
 
-// docs/design.md "Performance suite". Layer names follow ../shared/baselines (nemoH8b.*, nano9b.*).
+// The suite of docs/perf.md "The suite"; layer names are model.layer (nemoH8b.*, nano9b.*).
 const std::vector<Preset>& presets() {
   static const std::vector<Preset> all = {
       {"llama8b",

@@ -1,7 +1,7 @@
-// The docs/design.md performance suite as presets of named (N, K) layers, and the one grammar of M
-// values every command's --m takes ("1,8,64", "1:16384:x2", "16:128:+16", "suite", "buckets").
-// Layer names match the baselines' CSVs (../shared/baselines) where they overlap, so results can
-// be joined with them. python/fp8gemm/suite.py holds the same presets for Python (a CPU test
+// The performance suite (docs/perf.md "The suite") as presets of named (N, K) layers, and the one
+// grammar of M values every command's --m takes ("1,8,64", "1:16384:x2", "16:128:+16", "suite",
+// "buckets"). Layer names (model.layer) stay the same across releases, so results of different runs
+// can be joined on them. python/fp8gemm/suite.py holds the same presets for Python (a CPU test
 // keeps the two equal).
 #pragma once
 

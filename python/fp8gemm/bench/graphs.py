@@ -1,5 +1,5 @@
 """CUDA-graph timing shared by the step benchmarks: capture a list of calls into one graph,
-replay several graphs round-robin and take medians (DESIGN.md "Measuring")."""
+replay several graphs round-robin and take medians (docs/design.md "Measuring")."""
 
 from __future__ import annotations
 
