@@ -12,6 +12,7 @@
 #include <memory>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -170,9 +171,12 @@ std::string default_cache_dir();
 // name slug, compute capability, SMs, the driver, CUDA and cuBLASLt versions,
 // FP8GEMM_VERSION_STRING); "" when default_cache_dir() is "".
 std::string conventional_cache_path(const DeviceInfo& device);
+// $FP8GEMM_CACHE, the one place it is read: nullopt when unset or empty, "" when `off` (no file),
+// else the path it names.
+std::optional<std::string> cache_path_from_env();
 // The file `auto` loads on first use, lazy tuning saves to, and `fp8gemm tune` / tune_model write
-// when no path is given: $FP8GEMM_CACHE when set (`off`: none, ""), else
-// conventional_cache_path(device). tune() itself writes no file (explain measures with it).
+// when no path is given: cache_path_from_env() when set, else conventional_cache_path(device).
+// tune() itself writes no file (explain measures with it).
 std::string default_cache_path(const DeviceInfo& device);
 
 // Installs the tuning selector on `ctx` (idempotent). default_context() does this for every

@@ -57,14 +57,14 @@ def model_layers(model: torch.nn.Module) -> List[Tuple[int, int, torch.dtype, st
 
 def default_cache_path() -> Optional[str]:
     """The cache file "auto" loads on first use and tuning writes, as the library reports it
-    (torch.ops.fp8gemm.default_cache_path, where the library has one), else $FP8GEMM_CACHE, else
-    None (tuned choices stay in memory)."""
+    (torch.ops.fp8gemm.default_cache_path on a GPU), else the file $FP8GEMM_CACHE names as the
+    library reads it (`off`: none), else None (tuned choices stay in memory)."""
     ops = torch.ops.fp8gemm
-    if hasattr(ops, "default_cache_path") and torch.cuda.is_available():
+    if torch.cuda.is_available():
         path = ops.default_cache_path.default()
         if path:
             return path
-    return os.environ.get("FP8GEMM_CACHE") or None
+    return ops.env_cache_path.default() or None
 
 
 def _positive_ints(name: str, values: Iterable[int]) -> Tuple[int, ...]:

@@ -62,8 +62,14 @@ std::string conventional_cache_path(const DeviceInfo& device) {
   return dir.empty() ? "" : (dir == "/" ? "" : dir) + "/" + tuning::cache_file_name(device);
 }
 
+std::optional<std::string> cache_path_from_env() {
+  const std::string named = env("FP8GEMM_CACHE");
+  if (named.empty()) return std::nullopt;
+  return named == "off" ? "" : named;
+}
+
 std::string default_cache_path(const DeviceInfo& device) {
-  if (const std::string named = env("FP8GEMM_CACHE"); !named.empty()) return named == "off" ? "" : named;
+  if (const std::optional<std::string> named = cache_path_from_env()) return *named;
   return conventional_cache_path(device);
 }
 
@@ -88,7 +94,7 @@ void report_if_missing(const std::string& path, const std::string& named_by) {
 
 std::string startup_cache_path(const DeviceInfo& device) {
   const std::string path = default_cache_path(device);
-  if (!path.empty() && path == env("FP8GEMM_CACHE")) report_if_missing(path, "named by FP8GEMM_CACHE");
+  if (!path.empty() && cache_path_from_env() == path) report_if_missing(path, "named by FP8GEMM_CACHE");
   return path;
 }
 

@@ -73,6 +73,8 @@ def test_default_cache_path_without_gpu(monkeypatch):
     assert tuning.default_cache_path() is None
     monkeypatch.setenv("FP8GEMM_CACHE", "/tmp/mine.json")
     assert tuning.default_cache_path() == "/tmp/mine.json"
+    monkeypatch.setenv("FP8GEMM_CACHE", "off")  # the library's spelling of "no file", not a path
+    assert tuning.default_cache_path() is None
 
 
 def test_tune_model_errors(fake_tune):

@@ -72,10 +72,10 @@ std::string label_of(const std::vector<Problem>& problems, const std::vector<std
 // null before the GPU is looked for, and the conventional file is then left for later.
 std::pair<std::string, std::string> cache_path_of(const TuneCliOptions& o, const DeviceInfo* device) {
   if (!o.cache.empty()) return {"--cache", o.cache};
-  if (const char* env = std::getenv("FP8GEMM_CACHE"); env && *env) {
-    FP8GEMM_REQUIRE(std::string(env) != "off", kInvalidArgument,
+  if (const std::optional<std::string> named = cache_path_from_env()) {
+    FP8GEMM_REQUIRE(!named->empty(), kInvalidArgument,
                     "tune: $FP8GEMM_CACHE is \"off\" (no cache file): give --cache FILE to write one");
-    return {"$FP8GEMM_CACHE", env};
+    return {"$FP8GEMM_CACHE", *named};
   }
   if (!device) return {"the conventional cache file", ""};
   return {"the conventional cache file", conventional_cache_path(*device)};
