@@ -1,12 +1,12 @@
-// The kernels' instantiations for weights (B) e5m2, activations (A) e4m3; one file per pair, so that
-// they compile in parallel. On sm_100a the kernel bodies compile to a trap (no wgmma there).
+// The kernels' instantiations for A (activations) e5m2 x B (weights) e4m3; one file per pair, so
+// that they compile in parallel. On sm_100a the kernel bodies compile to a trap (no wgmma there).
 #include "backends/mid_m/mid_m_launch.cuh"
 
 namespace fp8gemm::mid_m {
 
-void launch_e5m2_e4m3(const LaunchArgs& l) { kernel::launch_pair<sm90::E5M2, sm90::E4M3>(l); }
+void launch_e5m2_e4m3(const LaunchArgs& l) { kernel::launch_pair<sm90::E4M3, sm90::E5M2>(l); }
 KernelFacts facts_e5m2_e4m3(const Problem& p, const Config& c) {
-  return kernel::facts_pair<sm90::E5M2, sm90::E4M3>(p, c);
+  return kernel::facts_pair<sm90::E4M3, sm90::E5M2>(p, c);
 }
 
 }  // namespace fp8gemm::mid_m

@@ -16,11 +16,11 @@ struct LaunchArgs {
   DeviceLimits device;  // of the device the launch runs on
 };
 
-// One per (weight type, activation type) pair, each in its own translation unit so that the
+// One per (A type, B type) pair, named in that order, each in its own translation unit so that the
 // instantiations compile in parallel. Throws Error(kCuda) when the launch fails.
-void launch_e4m3_e4m3(const LaunchArgs& l);  // weights e4m3, activations e4m3
-void launch_e5m2_e4m3(const LaunchArgs& l);  // weights (B) e5m2, activations (A) e4m3
-void launch_e4m3_e5m2(const LaunchArgs& l);  // weights (B) e4m3, activations (A) e5m2
+void launch_e4m3_e4m3(const LaunchArgs& l);  // A (activations) e4m3 x B (weights) e4m3
+void launch_e4m3_e5m2(const LaunchArgs& l);  // A e4m3 x B e5m2
+void launch_e5m2_e4m3(const LaunchArgs& l);  // A e5m2 x B e4m3
 void launch(const LaunchArgs& l);            // the one of the three that p's types name
 
 // What the kernel that `c` runs on `p` was compiled to (cudaFuncGetAttributes), for the GPU tests
@@ -32,8 +32,8 @@ struct KernelFacts {
   int blocks_per_sm = 0;
 };
 KernelFacts facts_e4m3_e4m3(const Problem& p, const Config& c);
-KernelFacts facts_e5m2_e4m3(const Problem& p, const Config& c);
 KernelFacts facts_e4m3_e5m2(const Problem& p, const Config& c);
+KernelFacts facts_e5m2_e4m3(const Problem& p, const Config& c);
 KernelFacts kernel_facts(const Problem& p, const Config& c);  // the one of the three that p's types name
 
 }  // namespace fp8gemm::mid_m

@@ -70,8 +70,8 @@ class SmallMBackend final : public Backend {
     if (p.empty()) return;
     const small_m::LaunchArgs l{p, config_of(t.config), args, stream, device_.sm_count};
     if (p.a_type == DType::kE4M3 && p.b_type == DType::kE4M3) return small_m::launch_e4m3_e4m3(l);
-    if (p.a_type == DType::kE4M3 && p.b_type == DType::kE5M2) return small_m::launch_e5m2_e4m3(l);
-    if (p.a_type == DType::kE5M2 && p.b_type == DType::kE4M3) return small_m::launch_e4m3_e5m2(l);
+    if (p.a_type == DType::kE4M3 && p.b_type == DType::kE5M2) return small_m::launch_e4m3_e5m2(l);
+    if (p.a_type == DType::kE5M2 && p.b_type == DType::kE4M3) return small_m::launch_e5m2_e4m3(l);
     FP8GEMM_FAIL(kUnsupported, "small_m: dtype pair ", to_string(p.a_type), " x ", to_string(p.b_type),
                  " is not supported");
   }

@@ -19,11 +19,11 @@ struct LaunchArgs {
   int sm_count = 0;  // of the device the launch runs on (the persistent grid)
 };
 
-// One per (weight type, activation type) pair, each in its own translation unit so that the
+// One per (A type, B type) pair, named in that order, each in its own translation unit so that the
 // instantiations compile in parallel. Throws Error(kCuda) when the launch fails.
-void launch_e4m3_e4m3(const LaunchArgs& l);  // weights e4m3, activations e4m3
-void launch_e5m2_e4m3(const LaunchArgs& l);  // weights (B) e5m2, activations (A) e4m3
-void launch_e4m3_e5m2(const LaunchArgs& l);  // weights (B) e4m3, activations (A) e5m2
+void launch_e4m3_e4m3(const LaunchArgs& l);  // A (activations) e4m3 x B (weights) e4m3
+void launch_e4m3_e5m2(const LaunchArgs& l);  // A e4m3 x B e5m2
+void launch_e5m2_e4m3(const LaunchArgs& l);  // A e5m2 x B e4m3
 
 // Launch attributes: split-K blocks form a cluster along grid y (they reduce through distributed
 // shared memory), and PDL lets the kernel start before the previous one ends. `attrs` must
