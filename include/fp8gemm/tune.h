@@ -88,6 +88,12 @@ struct Decision {
   const std::string& choice_for(int64_t m) const;
 };
 
+// The gain a challenger needs over the default, and so how much slower than the default a tuned
+// choice may be found and still count as no slower: max(kMinTuningGain, kNoiseFactor x the noise
+// floor of the default timed twice) (docs/tuning.md "Measuring one key").
+inline constexpr double kMinTuningGain = 0.015;
+inline constexpr double kNoiseFactor = 2.0;
+
 // What a tuning run may spend, on what, and whom it tells. The rule itself has no settings
 // (docs/tuning.md "Measuring one key").
 struct TuneOptions {
@@ -105,6 +111,19 @@ struct TuneOptions {
 // in ctx's tuned cache (installing the autotuner on ctx if needed). Needs a GPU.
 std::vector<Decision> tune(Context& ctx, const std::vector<Problem>& problems,
                            const TuneOptions& options = {});
+
+// A tuning run into a cache file, what `fp8gemm tune` and fp8gemm.tune(cache=...) do, in one call:
+// refuses `path` before measuring anything (Error(kInvalidArgument) naming it and the reason) when
+// save_cache would refuse it on this device (cache_save_problem), merges the file into ctx's
+// cache, tunes every problem's key as tune() does, and saves the cache there (merged with the
+// disk). An empty `path` is refused too: the caller names the file (default_cache_path gives the
+// usual one).
+struct CacheTuneRun {
+  size_t entries_before = 0;       // the valid entries the file held before the run
+  std::vector<Decision> decisions;  // one per problem, as tune() returns them
+};
+CacheTuneRun tune_into_cache(Context& ctx, const std::vector<Problem>& problems, const std::string& path,
+                             const TuneOptions& options = {});
 
 // Tuned cache of `ctx` (install_autotuner is called if needed; docs/tuning.md "Cache file").
 // load_cache replaces the in-memory entries with the file's valid ones and returns how many were
@@ -178,6 +197,30 @@ std::optional<std::string> cache_path_from_env();
 // when no path is given: cache_path_from_env() when set, else conventional_cache_path(device).
 // tune() itself writes no file (explain measures with it).
 std::string default_cache_path(const DeviceInfo& device);
+
+// Where `auto`'s answer for `p` on `ctx` comes from, in a sentence: the tuned cache (and its key),
+// or the step of the default chain that decided (which table row or selector rule, and why), or
+// the floor; "a custom selector" when ctx's selector is not the built-in one. Measures nothing.
+std::string explain_choice(Context& ctx, const Problem& p);
+
+// What `auto` runs for `p` on `ctx` without a tuned entry of its own: the default chain's answer
+// (the exact table, the selector rules) or the floor, cuBLASLt's heuristic; for a layer problem,
+// its GEMM's tuned choice where there is one. The reference of the tuned-never-slower guarantee
+// (docs/tuning.md "Never slower than the default"); ctx.choose(p, "auto") without the built-in
+// tuning selector. Measures nothing.
+Tactic untuned_choice(Context& ctx, const Problem& p);
+
+// Keys whose measuring failed in this process on `ctx` (the timer threw, or could not be made),
+// with the reason: `auto` answers them from the default, and tune() reports them unmeasured until
+// a retune measures them again. Empty without the built-in tuning selector.
+std::map<std::string, std::string> failed_keys(Context& ctx);
+
+// The library's warnings (an ignored cache file, a dropped cache entry, a cache that could not be
+// saved) go to stderr as "fp8gemm: warning: <message>", each once per process, or to the sink set
+// here (the torch extension routes them to Python's `warnings`). nullptr restores stderr; returns
+// the previous sink.
+using WarningSink = std::function<void(const std::string&)>;
+WarningSink set_warning_sink(WarningSink sink);
 
 // Installs the tuning selector on `ctx` (idempotent). default_context() does this for every
 // context it creates; the selector loads default_cache_path(ctx.device()) (a missing

@@ -9,7 +9,6 @@
 
 #include "args.h"
 #include "fp8gemm/tune.h"
-#include "tune/selector.h"
 #include "tune_args.h"
 
 namespace fp8gemm::torch_ops {
@@ -63,9 +62,7 @@ int64_t forget_entries_op(std::vector<std::string> keys) {
 // a group reports them, and every rank keeps the default for them.
 std::string tuning_failures() {
   return on_current_gpu("fp8gemm.tuning_failures", [&](Context& ctx) {
-    install_autotuner(ctx);
-    auto* sel = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
-    return nlohmann::json(sel ? sel->failed_keys() : std::map<std::string, std::string>{}).dump();
+    return nlohmann::json(failed_keys(ctx)).dump();
   });
 }
 

@@ -16,8 +16,7 @@
 #include "tune_args.h"
 #include "core/validate.h"
 #include "fp8gemm/tune.h"
-#include "tune/report.h"
-#include "tune/selector.h"
+#include "fp8gemm/tune_report.h"
 
 namespace fp8gemm::torch_ops {
 namespace {
@@ -57,10 +56,11 @@ std::string choose(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarTyp
                         [&](Context& ctx) { return ctx.choose(layer_of(on_gpu(ctx, args), layer), backend).name(); });
 }
 
-// problems: [batch, m, n, k] flattened. Returns decisions_to_json.
+// problems: [batch, m, n, k] flattened. Returns decisions_to_json. With `cache`, one
+// tune_into_cache: the path is checked before anything is measured, merged in first, saved after.
 std::string tune_problems(std::vector<int64_t> bmnk, at::ScalarType a, at::ScalarType b, at::ScalarType out,
                           double key_budget_ms, double run_budget_ms, std::vector<std::string> backends, bool retune,
-                          std::string layer) {
+                          std::string layer, std::string cache) {
   TORCH_CHECK_VALUE(bmnk.size() % 4 == 0, "tune: problems must be [batch, m, n, k] quadruples");
   std::vector<BmmFp8Args> args;
   for (size_t i = 0; i < bmnk.size(); i += 4) {
@@ -78,7 +78,8 @@ std::string tune_problems(std::vector<int64_t> bmnk, at::ScalarType a, at::Scala
     o.run_budget_ms = run_budget_ms;
     o.backends = only;
     o.retune = retune;
-    return tuning::decisions_to_json(tune(ctx, problems, o), ctx.device());
+    if (!cache.empty()) return decisions_to_json(tune_into_cache(ctx, problems, cache, o).decisions, ctx.device());
+    return decisions_to_json(tune(ctx, problems, o), ctx.device());
   });
 }
 
@@ -98,13 +99,12 @@ std::string explain(int64_t batch, int64_t m, int64_t n, int64_t k, at::ScalarTy
     os << ctx.device().to_string() << "\n"
        << "problem   " << p << "  (bucket m<=" << m_bucket(p.m) << ")\n"
        << "auto now  " << ctx.choose(p, "auto").name() << "\n";
-    if (auto* selector = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get()))
-      os << "because   " << selector->explain(p) << "\n";
+    os << "because   " << explain_choice(ctx, p) << "\n";
     if (measure) {
       TuneOptions o;
       o.key_budget_ms = key_budget_ms;
       o.retune = true;
-      os << "\n" << tuning::explain_text(tune(ctx, {p}, o).front());
+      os << "\n" << explain_text(tune(ctx, {p}, o).front());
     }
     return os.str();
   });
@@ -159,7 +159,8 @@ TORCH_LIBRARY_FRAGMENT(fp8gemm, m) {
   m.def("choose(int batch, int m, int n, int k, ScalarType a_dtype, ScalarType b_dtype, ScalarType out_dtype, "
         "str backend=\"auto\", str layer=\"\") -> str", &choose);
   m.def("tune(int[] problems, ScalarType a_dtype, ScalarType b_dtype, ScalarType out_dtype, "
-        "float key_budget_ms=100., float run_budget_ms=0., str[] backends, bool retune=False, str layer=\"\") -> str",
+        "float key_budget_ms=100., float run_budget_ms=0., str[] backends, bool retune=False, str layer=\"\", "
+        "str cache=\"\") -> str",
         &tune_problems);
   m.def("explain(int batch, int m, int n, int k, ScalarType a_dtype, ScalarType b_dtype, ScalarType out_dtype, "
         "float key_budget_ms=100., bool measure=True, str layer=\"\") -> str", &explain);

@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "tune/warnings.h"
+#include "fp8gemm/tune.h"
 
 namespace fp8gemm::torch_ops {
 namespace {
@@ -30,7 +30,7 @@ void warn_through_python(const std::string& message) {
 }
 
 const bool warnings_routed_to_python = [] {
-  tuning::set_warning_sink(warn_through_python);
+  set_warning_sink(warn_through_python);
   return true;
 }();
 

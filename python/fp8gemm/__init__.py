@@ -22,7 +22,7 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 import torch
 
-from . import _library, _log
+from . import _backends, _library, _log
 from .distributed import DEFAULT_TIMEOUT_S as _DEFAULT_TIMEOUT_S
 
 __all__ = [
@@ -36,7 +36,7 @@ __version__ = "0.1.0"
 
 # "auto" picks per shape (tuned cache, built-in table, cuBLASLt heuristic). FlashInfer's
 # spelling "cublas" means "cublaslt"; a full tactic name ("cublaslt:algo=...") is accepted too.
-BACKENDS = ("auto", "cublaslt", "cutlass", "small_m", "cudnn")
+BACKENDS = ("auto",) + _backends.NAMES
 
 _ops = torch.ops.fp8gemm
 _bmm = _ops.bmm_fp8.default
@@ -151,8 +151,9 @@ def tune(shapes: Iterable[Sequence[int]], *, dtype: torch.dtype = torch.bfloat16
          cache: Optional[str] = None, group=None, strategy: Optional[str] = None,
          timeout: float = _DEFAULT_TIMEOUT_S, layer: str = "") -> list:
     """Tunes the keys of `shapes` ((m, n, k) or (batch, m, n, k); m is rounded up to its bucket)
-    on the current GPU and keeps the choices for "auto" calls. With `cache`, the file is merged in
-    first and saved after. Returns one decision (a dict: key, choice, default, times, reason,
+    on the current GPU and keeps the choices for "auto" calls. With `cache`, the file is refused
+    before anything is measured when save_cache would refuse it, merged in first and saved after
+    (one tune_into_cache). Returns one decision (a dict: key, choice, default, times, reason,
     every candidate) per shape.
 
     layer: "" tunes the GEMM's keys; "static", "dynamic" (with "+bias"), the linear layer's
@@ -173,12 +174,9 @@ def tune(shapes: Iterable[Sequence[int]], *, dtype: torch.dtype = torch.bfloat16
         call = distributed.TuneCall(a_dtype, b_dtype, dtype, key_budget_ms, run_budget_ms, backends, retune,
                                     in_group[1], layer)
         return distributed.tune_in_group(*in_group, problems, call, str(cache) if cache else None)
-    if cache:
-        merge_cache(cache)
     text = _ops.tune.default(problems, a_dtype, b_dtype, dtype, float(key_budget_ms),
-                             float(run_budget_ms), list(backends or []), bool(retune), str(layer))
-    if cache:
-        save_cache(cache)
+                             float(run_budget_ms), list(backends or []), bool(retune), str(layer),
+                             str(cache) if cache else "")
     return json.loads(text)["decisions"]
 
 

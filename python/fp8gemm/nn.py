@@ -16,7 +16,7 @@ from typing import Optional, Union
 
 import torch
 
-from . import _log
+from . import _backends, _log
 from .scaling import E4M3, quantize_per_tensor
 
 __all__ = ["Linear"]
@@ -25,7 +25,7 @@ OUT_DTYPES = (torch.bfloat16, torch.float16)
 INPUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
 # The backends a Linear may name (as fp8gemm.bmm_fp8's `backend`); a full tactic name (with ':')
 # is accepted as well.
-_BACKENDS = ("auto", "cublaslt", "cublas", "cutlass", "small_m", "cudnn")
+_BACKENDS = ("auto",) + _backends.SPELLINGS
 
 ActivationScale = Union[str, float, torch.Tensor]
 

@@ -6,9 +6,7 @@
 
 #include "core/cuda_check.h"
 #include "fp8gemm/context.h"
-#if FP8GEMM_HAVE_TUNER
 #include "fp8gemm/tune.h"
-#endif
 
 namespace fp8gemm {
 
@@ -31,5 +29,10 @@ Context& default_context(int device) {
   }
   return *slot;
 }
+
+#if !FP8GEMM_HAVE_TUNER
+// Without the tuner `auto` has no tuned entries: what it runs is what it would run untuned.
+Tactic untuned_choice(Context& ctx, const Problem& p) { return ctx.choose(p, "auto"); }
+#endif
 
 }  // namespace fp8gemm

@@ -7,8 +7,8 @@
 #include "core/cuda_check.h"
 #include "fp8gemm/tune.h"
 #include "measure/graph_timer.h"
-#include "tune/selector.h"
-#include "tune/warnings.h"
+#include "tune/tuning_selector.h"
+#include "tune/cache/warnings.h"
 
 namespace fp8gemm {
 
@@ -42,8 +42,8 @@ void install_autotuner(Context& ctx) {
   tuning::SelectorConfig c;
   c.backends = ctx.backends();
   c.device = ctx.device();
-  c.rules = tuning::default_rules(c.device.compute_capability());
-  c.selector_rules = tuning::selector_rules(c.device.compute_capability());
+  c.exact_table = decision_tables(c.device.compute_capability()).exact;
+  c.selector_rules = decision_tables(c.device.compute_capability()).selector;
   c.make_timer = [&ctx]() -> std::unique_ptr<Timer> { return std::make_unique<GraphTimer>(ctx, tuning_timer_options()); };
   c.lazy = env("FP8GEMM_TUNE") == "1";
   c.cache_path = tuning::startup_cache_path(c.device);  // $FP8GEMM_CACHE, else the conventional file
@@ -54,6 +54,36 @@ void install_autotuner(Context& ctx) {
 
 std::vector<Decision> tune(Context& ctx, const std::vector<Problem>& problems, const TuneOptions& options) {
   return selector_of(ctx).tune(problems, options);  // with the selector's timer (make_timer)
+}
+
+CacheTuneRun tune_into_cache(Context& ctx, const std::vector<Problem>& problems, const std::string& path,
+                             const TuneOptions& options) {
+  FP8GEMM_REQUIRE(!path.empty(), kInvalidArgument, "tune_into_cache: path is empty: name the cache file to write");
+  if (const std::string refusal = cache_save_problem(path, &ctx.device()); !refusal.empty())
+    FP8GEMM_FAIL(kInvalidArgument, "tune_into_cache: ", path, ": ", refusal);
+  CacheTuneRun run;
+  run.entries_before = merge_cache(ctx, path);
+  run.decisions = tune(ctx, problems, options);
+  save_cache(ctx, path);
+  return run;
+}
+
+std::string explain_choice(Context& ctx, const Problem& p) {
+  install_autotuner(ctx);
+  auto* sel = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
+  return sel ? sel->explain(p) : "a custom selector (set_selector) chose";
+}
+
+Tactic untuned_choice(Context& ctx, const Problem& p) {
+  install_autotuner(ctx);
+  auto* sel = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
+  return sel ? sel->default_for(p) : ctx.choose(p, "auto");
+}
+
+std::map<std::string, std::string> failed_keys(Context& ctx) {
+  install_autotuner(ctx);
+  auto* sel = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
+  return sel ? sel->failed_keys() : std::map<std::string, std::string>{};
 }
 
 void release_tuning_buffers(Context& ctx) {

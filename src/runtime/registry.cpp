@@ -1,25 +1,20 @@
 #include "runtime/registry.h"
 
 #include <algorithm>
+#include <sstream>
 
-#include "backends/cublaslt/cublaslt_backend.h"
 #include "core/cuda_check.h"
-#if FP8GEMM_HAVE_CUTLASS
-#include "backends/cutlass/cutlass_backend.h"
-#endif
-#if FP8GEMM_HAVE_SMALL_M
-#include "backends/small_m/small_m_backend.h"
-#endif
-#if FP8GEMM_HAVE_MID_M
-#include "backends/mid_m/mid_m_backend.h"
-#endif
-#if FP8GEMM_HAVE_CUDNN
-#include "backends/cudnn/cudnn_backend.h"
-#endif
 
 namespace fp8gemm {
 
 namespace {
+
+std::vector<std::string> split_words(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
 
 class UnavailableBackend final : public Backend {
  public:
@@ -47,36 +42,30 @@ using Factory = std::unique_ptr<Backend> (*)(const DeviceInfo&, const BackendOpt
 
 struct Entry {
   const char* name;
-  Factory factory;  // empty: not compiled in
-  const char* build_option;
-  const char* not_built_reason = nullptr;  // the build was asked for but its dependencies were missing
+  Factory factory;        // nullptr: not built
+  const char* not_built;  // why not: "FP8GEMM_WITH_<NAME>=OFF", or what its dependencies lacked
 };
 
-std::vector<Entry> entries() {
-  std::vector<Entry> e;
-  e.push_back({"cublaslt", make_cublaslt_backend, ""});
-#if FP8GEMM_HAVE_CUTLASS
-  e.push_back({"cutlass", make_cutlass_backend, ""});
-#else
-  e.push_back({"cutlass", nullptr, "FP8GEMM_WITH_CUTLASS"});
-#endif
-#if FP8GEMM_HAVE_SMALL_M
-  e.push_back({"small_m", make_small_m_backend, ""});
-#else
-  e.push_back({"small_m", nullptr, "FP8GEMM_WITH_SMALL_M"});
-#endif
-#if FP8GEMM_HAVE_MID_M
-  e.push_back({"mid_m", make_mid_m_backend, ""});
-#else
-  e.push_back({"mid_m", nullptr, "FP8GEMM_WITH_MID_M"});
-#endif
-#if FP8GEMM_HAVE_CUDNN
-  e.push_back({"cudnn", make_cudnn_backend, ""});
-#elif defined(FP8GEMM_NOT_BUILT_CUDNN)
-  e.push_back({"cudnn", nullptr, "FP8GEMM_WITH_CUDNN", FP8GEMM_NOT_BUILT_CUDNN});
-#else
-  e.push_back({"cudnn", nullptr, "FP8GEMM_WITH_CUDNN"});
-#endif
+}  // namespace
+
+// Each backend's factory, defined in its folder (referenced below only where it was built).
+#define FP8GEMM_BACKEND(name, spellings) \
+  std::unique_ptr<Backend> make_##name##_backend(const DeviceInfo& device, const BackendOptions& options);
+#include "backends/backends.def"
+#undef FP8GEMM_BACKEND
+
+namespace {
+
+// Every backend of backends.def, in its order, as this build made it: backends_built.inc is
+// written by CMakeLists.txt from backends.def and the build's options.
+const std::vector<Entry>& entries() {
+#define FP8GEMM_BUILT(name) {#name, &make_##name##_backend, nullptr},
+#define FP8GEMM_NOT_BUILT(name, why) {#name, nullptr, why},
+  static const std::vector<Entry> e = {
+#include "backends_built.inc"
+  };
+#undef FP8GEMM_BUILT
+#undef FP8GEMM_NOT_BUILT
   return e;
 }
 
@@ -86,8 +75,32 @@ std::unique_ptr<Backend> make_unavailable_backend(std::string name, std::string 
   return std::make_unique<UnavailableBackend>(std::move(name), std::move(reason));
 }
 
+namespace {
+
+// A backend's name and its other accepted spellings, from backends.def.
+struct Spellings {
+  std::string name;
+  std::vector<std::string> others;
+};
+const std::vector<Spellings>& spellings() {
+  static const std::vector<Spellings> all = [] {
+    std::vector<Spellings> out;
+#define FP8GEMM_BACKEND(name, others) out.push_back({#name, split_words(others)});
+#include "backends/backends.def"
+#undef FP8GEMM_BACKEND
+    return out;
+  }();
+  return all;
+}
+
+}  // namespace
+
 const std::vector<std::string>& known_backend_names() {
-  static const std::vector<std::string> names = {"cublaslt", "cutlass", "small_m", "mid_m", "cudnn"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const Spellings& s : spellings()) out.push_back(s.name);
+    return out;
+  }();
   return names;
 }
 
@@ -95,14 +108,14 @@ std::string canonical_backend_name(const std::string& spelling) {
   std::string s = spelling;
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   if (s == "auto") return "auto";
-  if (s == "cublas" || s == "cublaslt") return "cublaslt";
-  if (s == "cutlass") return "cutlass";
-  if (s == "small_m" || s == "smallm" || s == "small-m") return "small_m";
-  if (s == "mid_m" || s == "midm" || s == "mid-m") return "mid_m";
-  if (s == "cudnn") return "cudnn";
-  FP8GEMM_FAIL(kInvalidArgument, "backend '", spelling,
-               "' is unknown: expected auto, cublaslt (or cublas), cutlass, small_m, mid_m, cudnn, or a "
-               "tactic name like 'cublaslt:algo=...'");
+  std::string expected = "auto";
+  for (const Spellings& b : spellings()) {
+    if (s == b.name || std::find(b.others.begin(), b.others.end(), s) != b.others.end()) return b.name;
+    expected += ", " + b.name;
+    if (!b.others.empty()) expected += " (or " + b.others.front() + ")";
+  }
+  FP8GEMM_FAIL(kInvalidArgument, "backend '", spelling, "' is unknown: expected ", expected,
+               ", or a tactic name like 'cublaslt:algo=...'");
 }
 
 std::vector<std::unique_ptr<Backend>> make_backends(const DeviceInfo& device,
@@ -119,9 +132,7 @@ std::vector<std::unique_ptr<Backend>> make_backends(const DeviceInfo& device,
       continue;
     }
     if (!e.factory) {
-      out.push_back(make_unavailable_backend(e.name, e.not_built_reason
-                                                         ? std::string("not built: ") + e.not_built_reason
-                                                         : std::string("not built (") + e.build_option + "=OFF)"));
+      out.push_back(make_unavailable_backend(e.name, std::string("not built: ") + e.not_built));
       continue;
     }
     try {

@@ -8,20 +8,14 @@
 
 #include "backends/cublaslt/algo_name.h"
 #include "backends/cutlass/config.h"
-#include "tune/default_table.h"
-
-// The table compiled in under another name (its header is included first): the test needs
-// neither the tuner library nor the source tree at run time.
-#define sm90_default_rules sm90_default_rules_for_names_test
-#include "tune/default_table_sm90.cpp"
-#undef sm90_default_rules
+#include "core/decision_tables.h"
 
 namespace fp8gemm {
 namespace {
 
 TEST(DefaultTableNames, EveryCublasLtAndCutlassTacticRoundTrips) {
   int cublaslt = 0, cutlass = 0;
-  for (const tuning::DefaultRule& r : tuning::sm90_default_rules_for_names_test()) {
+  for (const ExactRow& r : decision_tables(90).exact) {
     const std::string name = r.tactic;
     const size_t colon = name.find(':');
     ASSERT_NE(colon, std::string::npos) << name;

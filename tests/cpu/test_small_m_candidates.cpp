@@ -24,8 +24,8 @@ using ::fp8gemm::testing::problem;
 bool small_weights(const Problem& p) { return p.n * p.k * p.batch <= (int64_t(40) << 20); }
 
 // The recorded candidate lists (tests/data/small_m_candidates_sm90.inc): per (SM count, n, k,
-// batch) the count and FNV-1a 64 hash of every candidate name over m = 1..32 and the three dtype
-// pairs.
+// batch) the count and FNV-1a 64 hash of every candidate name (Config::legacy_name) over m = 1..32
+// and the three dtype pairs.
 struct RecordedLists {
   int sms;
   int64_t n, k, batch, names;
@@ -47,7 +47,8 @@ TEST(SmallMCandidates, MatchTheRecordedLists) {
         p.a_type = a;
         p.b_type = b;
         for (const Config& c : candidate_configs(p, r.sms, 90)) {
-          for (char ch : c.to_string() + "\n") hash = (hash ^ uint8_t(ch)) * 0x100000001b3ull;
+          // Hashed as recorded, in the spelling with l2pf=0 that names had then.
+          for (char ch : c.legacy_name() + "\n") hash = (hash ^ uint8_t(ch)) * 0x100000001b3ull;
           ++names;
         }
       }
@@ -241,11 +242,11 @@ TEST(SmallMCandidates, KPairs) {
     return out;
   };
   EXPECT_EQ(two_pairs(problem(1, 4096, 21504)),
-            (std::vector<std::string>{"wgmma,rows=32,splitk=1,stages=10,l2pf=0,pdl=1,kblocks=2",
-                                      "wgmma,rows=32,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=2"}));
+            (std::vector<std::string>{"wgmma,rows=32,splitk=1,stages=10,pdl=1,kblocks=2",
+                                      "wgmma,rows=32,splitk=1,stages=8,pdl=1,kblocks=2"}));
   EXPECT_EQ(two_pairs(problem(16, 4096, 21504)),
-            (std::vector<std::string>{"wgmma,rows=32,splitk=1,stages=9,l2pf=0,pdl=1,kblocks=2",
-                                      "wgmma,rows=32,splitk=1,stages=7,l2pf=0,pdl=1,kblocks=2"}));
+            (std::vector<std::string>{"wgmma,rows=32,splitk=1,stages=9,pdl=1,kblocks=2",
+                                      "wgmma,rows=32,splitk=1,stages=7,pdl=1,kblocks=2"}));
   EXPECT_EQ(two_pairs(problem(16, 4096, 8192)).size(), 8u);  // <= 40 MB: with their pdl=2 and early=4 twins
   EXPECT_TRUE(two_pairs(problem(1, 4096, 5376)).empty());    // K < 8192
   EXPECT_TRUE(two_pairs(problem(17, 4096, 8192)).empty());   // K pairs: m <= 16
@@ -298,23 +299,23 @@ TEST(SmallMCandidates, FittedRowsAtOneBlockPerSmTakeSeveralKBlocksAStage) {
     return out;
   };
   EXPECT_EQ(kblocks_of(problem(1, 4480, 15680)),
-            (std::vector<std::string>{"wgmma,rows=34,splitk=1,stages=9,l2pf=0,pdl=1,kblocks=4",
-                                      "wgmma,rows=34,splitk=1,stages=7,l2pf=0,pdl=1,kblocks=4,wload=cp",
-                                      "wgmma,rows=34,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=4,wload=cp"}));
+            (std::vector<std::string>{"wgmma,rows=34,splitk=1,stages=9,pdl=1,kblocks=4",
+                                      "wgmma,rows=34,splitk=1,stages=7,pdl=1,kblocks=4,wload=cp",
+                                      "wgmma,rows=34,splitk=1,stages=6,pdl=1,kblocks=4,wload=cp"}));
   EXPECT_EQ(kblocks_of(problem(16, 4480, 15680)),
-            (std::vector<std::string>{"wgmma,rows=34,splitk=1,stages=7,l2pf=0,pdl=1,kblocks=4",
-                                      "wgmma,rows=34,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=4,wload=cp",
-                                      "wgmma,rows=34,splitk=1,stages=5,l2pf=0,pdl=1,kblocks=4,wload=cp"}));
+            (std::vector<std::string>{"wgmma,rows=34,splitk=1,stages=7,pdl=1,kblocks=4",
+                                      "wgmma,rows=34,splitk=1,stages=6,pdl=1,kblocks=4,wload=cp",
+                                      "wgmma,rows=34,splitk=1,stages=5,pdl=1,kblocks=4,wload=cp"}));
   EXPECT_EQ(kblocks_of(problem(1, 8192, 8192)),
-            (std::vector<std::string>{"wgmma,rows=63,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=4",
-                                      "wgmma,rows=63,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=4,wload=cp",
-                                      "wgmma,rows=63,splitk=1,stages=5,l2pf=0,pdl=1,kblocks=4,wload=cp"}));
+            (std::vector<std::string>{"wgmma,rows=63,splitk=1,stages=6,pdl=1,kblocks=4",
+                                      "wgmma,rows=63,splitk=1,stages=6,pdl=1,kblocks=4,wload=cp",
+                                      "wgmma,rows=63,splitk=1,stages=5,pdl=1,kblocks=4,wload=cp"}));
   const std::vector<std::string> qkv = kblocks_of(problem(1, 10240, 8192));  // 78 rows: two warpgroups
   ASSERT_EQ(qkv.size(), 2u);
-  EXPECT_EQ(qkv[1], "wgmma,rows=78,splitk=1,stages=8,l2pf=0,pdl=1,kblocks=2,wload=cp");
+  EXPECT_EQ(qkv[1], "wgmma,rows=78,splitk=1,stages=8,pdl=1,kblocks=2,wload=cp");
   const std::vector<std::string> qkv17 = kblocks_of(problem(17, 10240, 8192));
   ASSERT_EQ(qkv17.size(), 2u);
-  EXPECT_EQ(qkv17[1], "wgmma,rows=78,splitk=1,stages=7,l2pf=0,pdl=1,kblocks=2,wload=cp");
+  EXPECT_EQ(qkv17[1], "wgmma,rows=78,splitk=1,stages=7,pdl=1,kblocks=2,wload=cp");
   EXPECT_TRUE(kblocks_of(problem(1, 4096, 4096)).empty());   // 32 rows: K pairs
   EXPECT_TRUE(kblocks_of(problem(1, 18560, 4096)).empty());  // 141 rows: not fitted
   EXPECT_TRUE(kblocks_of(problem(1, 4480, 896)).empty());    // 7 K blocks
@@ -322,8 +323,8 @@ TEST(SmallMCandidates, FittedRowsAtOneBlockPerSmTakeSeveralKBlocksAStage) {
   EXPECT_EQ(kblocks_of(problem(1, 4480, 1024)).size(), 4u + 4u + 2u * 4u);
   const Problem super_qkv = problem(1, 4608, 4096);
   const std::vector<std::string> two = kblocks_of(super_qkv);
-  for (const char* name : {"wgmma,rows=35,splitk=1,stages=9,l2pf=0,pdl=1,kblocks=2",
-                           "wgmma,rows=35,splitk=1,stages=8,l2pf=0,pdl=1,early=4,kblocks=2"})
+  for (const char* name : {"wgmma,rows=35,splitk=1,stages=9,pdl=1,kblocks=2",
+                           "wgmma,rows=35,splitk=1,stages=8,pdl=1,early=4,kblocks=2"})
     EXPECT_NE(std::find(two.begin(), two.end(), name), two.end()) << name;
   for (const std::string& n : kblocks_of(problem(1, 4480, 15680)))
     EXPECT_EQ(n.find("kblocks=2"), std::string::npos) << n;  // > 40 MB
@@ -339,8 +340,8 @@ TEST(SmallMCandidates, ActivationOnceAtMOneOnSmallWeights) {
     return out;
   };
   EXPECT_EQ(aonce_of(problem(1, 4608, 4096)),
-            (std::vector<std::string>{"wgmma,rows=32,splitk=1,stages=6,l2pf=0,pdl=1,kblocks=2,aonce=1",
-                                      "wgmma,rows=32,splitk=1,stages=6,l2pf=0,pdl=2,kblocks=2,aonce=1"}));
+            (std::vector<std::string>{"wgmma,rows=32,splitk=1,stages=6,pdl=1,kblocks=2,aonce=1",
+                                      "wgmma,rows=32,splitk=1,stages=6,pdl=2,kblocks=2,aonce=1"}));
   EXPECT_TRUE(aonce_of(problem(2, 4608, 4096)).empty());
   EXPECT_TRUE(aonce_of(problem(1, 4480, 15680)).empty());  // 70 MB
 }

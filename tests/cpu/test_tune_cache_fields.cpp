@@ -8,7 +8,7 @@
 
 #include "fp8gemm/error.h"
 #include "test_tune_cache_fixture.h"
-#include "tune/bucket.h"
+#include "tune/keys/tune_key.h"
 
 namespace fp8gemm::testing {
 namespace {

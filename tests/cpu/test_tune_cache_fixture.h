@@ -19,9 +19,9 @@
 #include "fp8gemm/error.h"
 #include "scoped_env.h"
 #include "test_tune_fakes.h"
-#include "tune/cache.h"
-#include "tune/selector.h"
-#include "tune/warnings.h"
+#include "tune/cache/tune_cache.h"
+#include "tune/tuning_selector.h"
+#include "tune/cache/warnings.h"
 
 namespace fp8gemm::testing {
 

@@ -10,7 +10,7 @@
 
 #include "fp8gemm/error.h"
 #include "test_tune_cache_fixture.h"
-#include "tune/cache_io.h"
+#include "tune/cache/file_io.h"
 
 namespace fp8gemm::testing {
 namespace {

@@ -5,14 +5,14 @@
 
 #include "core/shape_box.h"
 #include "test_tune_fakes.h"
-#include "tune/selector.h"
-#include "tune/tuner.h"
+#include "tune/tuning_selector.h"
+#include "tune/defaults/default_chain.h"
 
 namespace fp8gemm::testing {
 namespace {
 
 using tuning::DefaultChain;
-using tuning::SelectorRule;
+using fp8gemm::BoxRule;
 
 Problem shape(int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
   Problem p = problem(m, n, k);
@@ -61,9 +61,9 @@ TEST(ShapeBox, BoundsAndText) {
 // Table first (its exact shapes keep today's answer: the table's tactic, else the floor), then the
 // first rule whose box holds the problem and whose action runs it, then the floor.
 TEST_F(DefaultRulesTest, TableThenRulesThenFloor) {
-  const std::vector<tuning::DefaultRule> table = {
+  const std::vector<ExactRow> table = {
       {DType::kE4M3, DType::kE4M3, DType::kBF16, 1, 4096, 4096, 1, 16, "cutlass:c0"}};
-  const std::vector<SelectorRule> rules = {
+  const std::vector<BoxRule> rules = {
       {ShapeBox().m(1, 32).batch(1, 2), "small_m:default", "fitted on 9 points"},
       {ShapeBox().m(33, 64).batch(1, 2), "cutlass:sm90_x", "fitted on 8 points"},
       {ShapeBox().m(33, 64).batch(1, 2), "cutlass:default", "the next one"},
@@ -105,17 +105,17 @@ TEST_F(DefaultRulesTest, TableThenRulesThenFloor) {
 // beyond the batches the data measured (1, 2, 4 and 8); and shapes no data file has get a
 // backend's default or a named tactic where the rules say so, the DESIGN suite its table.
 TEST_F(DefaultRulesTest, GeneratedHopperRules) {
-  const auto& rules = tuning::selector_rules(90);
+  const auto& rules = decision_tables(90).selector;
   ASSERT_FALSE(rules.empty());
-  EXPECT_TRUE(tuning::selector_rules(89).empty());
-  for (const SelectorRule& r : rules) {
+  EXPECT_TRUE(decision_tables(89).selector.empty());
+  for (const BoxRule& r : rules) {
     const std::string a = r.action;
     if (a.size() < 8 || a.substr(a.size() - 8) != ":default") EXPECT_NO_THROW(Tactic::parse(a)) << a;
     EXPECT_LE(r.box.batch_hi, 8) << r.box.to_string();
     EXPECT_GE(r.box.m_lo, 1);
     EXPECT_LE(r.box.m_hi, 16384) << r.box.to_string();
   }
-  const DefaultChain chain{&tuning::default_rules(90), &rules, 132};
+  const DefaultChain chain{&decision_tables(90).exact, &rules, 132};
   std::string why;
   // Decode shapes outside every data file (N, K of no tuned model): small_m's default.
   for (const Problem& p : {shape(1, 6400, 5632), shape(8, 6400, 5632), shape(16, 11008, 4096), shape(4, 3328, 9728, 2)}) {

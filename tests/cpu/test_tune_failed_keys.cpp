@@ -9,8 +9,8 @@
 
 #include "fp8gemm/error.h"
 #include "test_tune_fakes.h"
-#include "tune/selector.h"
-#include "tune/warnings.h"
+#include "tune/tuning_selector.h"
+#include "tune/cache/warnings.h"
 
 namespace fp8gemm::testing {
 namespace {

@@ -1,4 +1,4 @@
-// The rule at the bucket's edge against fake backends and a fake timer (tune/policy.h): noise,
+// The rule at the bucket's edge against fake backends and a fake timer (tune/policy/decide.h): noise,
 // the retime of a challenger held back by it, ties, outliers (FlashInfer fault 3), a backend that
 // throws while listing (fault 4), failing backends and tactics, output mismatches, budgets.
 #include "test_tune_policy_fixture.h"
@@ -251,8 +251,8 @@ TEST(PhaseSummary, SumsEachPhaseOverTheKeysLargestFirst) {
   Decision a, b;
   a.phase_ms = {{"rounds", 1500}, {"samples", 500}, {"timer_capture", 300}, {"timer_replays", 900}};
   b.phase_ms = {{"rounds", 1000}, {"samples", 2500}, {"timer_capture", 200}};
-  EXPECT_EQ(tuning::phase_summary({a, b}), "samples 3.0 s, rounds 2.5 s; timer: replays 0.9 s, capture 0.5 s");
-  EXPECT_EQ(tuning::phase_summary({}), "");
+  EXPECT_EQ(phase_summary({a, b}), "samples 3.0 s, rounds 2.5 s; timer: replays 0.9 s, capture 0.5 s");
+  EXPECT_EQ(phase_summary({}), "");
 }
 
 TEST(PolicyPlan, SmallProblemsStayWithinTheKeyBudget) {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "test_tune_fakes.h"
-#include "tune/policy.h"
-#include "tune/report.h"
+#include "tune/policy/decide.h"
+#include "fp8gemm/tune_report.h"
 
 namespace fp8gemm::testing {
 

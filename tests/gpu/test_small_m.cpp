@@ -173,15 +173,15 @@ TEST(SmallM, RejectsWhatItCannotRun) {
   EXPECT_THROW(be.default_tactic(big_m), Error);
   EXPECT_FALSE(be.can_implement(make(1, 8, 256, 256), Tactic{"small_m", "rows=32"}));
   EXPECT_FALSE(be.can_implement(make(1, 8, 256, 256), Tactic{"cublaslt", "rows=32,splitk=1,warps=8,stages=2,pdl=0"}));
-  EXPECT_FALSE(be.can_implement(make(1, 8, 256, 256), Tactic{"small_m", "wgmma,rows=64,splitk=1,stages=1,l2pf=0,pdl=0"}));
+  EXPECT_FALSE(be.can_implement(make(1, 8, 256, 256), Tactic{"small_m", "wgmma,rows=64,splitk=1,stages=1,pdl=0"}));
   if (testing::test_context().device().compute_capability() != 90) {
-    EXPECT_FALSE(be.can_implement(make(1, 8, 256, 256), Tactic{"small_m", "wgmma,rows=64,splitk=1,stages=4,l2pf=0,pdl=0"}));
+    EXPECT_FALSE(be.can_implement(make(1, 8, 256, 256), Tactic{"small_m", "wgmma,rows=64,splitk=1,stages=4,pdl=0"}));
     return;
   }
   // The names of removed kernels and options are refused with what became of them, not run.
   for (const char* removed : {"rows=16,splitk=1,warps=8,stages=2,pdl=1", "wgmma,rows=64,splitk=2,stages=12,l2pf=8,pdl=1",
-                              "wgmma,rows=64,splitk=1,stages=6,l2pf=0,pdl=1,streamk=2,wload=cp",
-                              "wgmma,rows=64,splitk=1,stages=4,l2pf=0,pdl=0,wload=reg"}) {
+                              "wgmma,rows=64,splitk=1,stages=6,pdl=1,streamk=2,wload=cp",
+                              "wgmma,rows=64,splitk=1,stages=4,pdl=0,wload=reg"}) {
     const Verdict v = be.can_implement(make(1, 8, 4096, 4096), Tactic{"small_m", removed});
     EXPECT_FALSE(v) << removed;
     EXPECT_NE(v.reason.find("removed"), std::string::npos) << removed << ": " << v.reason;

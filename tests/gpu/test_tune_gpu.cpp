@@ -15,8 +15,8 @@
 #include "fp8gemm/tune.h"
 #include "measure/graph_timer.h"
 #include "measure/rounds.h"
-#include "tune/bucket.h"
-#include "tune/selector.h"
+#include "tune/keys/tune_key.h"
+#include "tune/tuning_selector.h"
 
 namespace fp8gemm {
 namespace {

@@ -81,9 +81,9 @@ def test_slower_than_torch_uses_the_noise():
 
 
 @pytest.mark.parametrize("tactic,twin", [
-    ("small_m:wgmma,rows=64,splitk=8,stages=8,l2pf=0,pdl=2,wload=cp", "small_m:wgmma,rows=64,splitk=8,stages=8,l2pf=0,pdl=0,wload=cp"),
-    ("small_m:wgmma,rows=47,splitk=1,stages=7,l2pf=0,pdl=2,early=4,kblocks=4", "small_m:wgmma,rows=47,splitk=1,stages=7,l2pf=0,pdl=0,kblocks=4"),
-    ("small_m:wgmma,rows=32,splitk=1,stages=11,l2pf=0,pdl=0", None),
+    ("small_m:wgmma,rows=64,splitk=8,stages=8,pdl=2,wload=cp", "small_m:wgmma,rows=64,splitk=8,stages=8,pdl=0,wload=cp"),
+    ("small_m:wgmma,rows=47,splitk=1,stages=7,pdl=2,early=4,kblocks=4", "small_m:wgmma,rows=47,splitk=1,stages=7,pdl=0,kblocks=4"),
+    ("small_m:wgmma,rows=32,splitk=1,stages=11,pdl=0", None),
     ("cutlass:sm90_pingpong_64x16x256_c4x1x1_swap_pdl", "cutlass:sm90_pingpong_64x16x256_c4x1x1_swap"),
     ("cutlass:sm90_pingpong_128x128x128_c1x1x1", None),
     ("cublaslt:heuristic", None),

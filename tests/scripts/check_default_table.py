@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The built-in default table is generated, never hand-edited: regenerating it from the tune files
-its header names (with data/tables/make_default_table.py) must give the committed file byte for byte.
+its header names (with tools/tables/make_default_table.py) must give the committed file byte for byte.
 Also checks that FILE:m<=N takes only the keys of M buckets <= N from FILE, FILE:m>N only those
 above N, and that A+B takes each key's decision from the tune whose key measured less noise.
 
@@ -17,13 +17,13 @@ import tempfile
 
 
 def generate(root, sources, out):
-    subprocess.run([sys.executable, os.path.join(root, "data", "tables", "make_default_table.py"), *sources, "--out", out],
+    subprocess.run([sys.executable, os.path.join(root, "tools", "tables", "make_default_table.py"), *sources, "--out", out],
                    cwd=root, check=True, stdout=subprocess.DEVNULL)
 
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "."
-    table = os.path.join(root, "src", "tune", "default_table_sm90.cpp")
+    table = os.path.join(root, "src", "core", "tables", "sm90", "exact_table.inc")
     with open(table) as f:
         committed = f.read()
     m = re.search(r"// \d+ rules from (.+)\n", committed)

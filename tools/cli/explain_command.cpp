@@ -7,11 +7,10 @@
 #include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
 #include "fp8gemm/tune.h"
+#include "fp8gemm/tune_report.h"
 #include "tools/cli/command.h"
 #include "tools/cli/options.h"
 #include "tools/common/shapes.h"
-#include "tune/report.h"
-#include "tune/selector.h"
 
 namespace fp8gemm::cli {
 namespace {
@@ -55,10 +54,9 @@ void run_explain(const ExplainOptions& o) {
   // What auto runs now, and why, for every M before any is tuned: each tune below changes the
   // answer for the Ms of its bucket.
   std::vector<std::string> auto_now, why_now;
-  auto* selector = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
   for (const Problem& p : problems) {
     auto_now.push_back(shown(ctx.choose(p, "auto"), p));
-    why_now.push_back(selector ? selector->explain(p) : "a custom selector, or the floor");
+    why_now.push_back(explain_choice(ctx, p));
   }
   std::cout << ctx.device().to_string() << "\n";
   for (size_t i = 0; i < problems.size(); ++i) {
@@ -71,7 +69,7 @@ void run_explain(const ExplainOptions& o) {
     to.key_budget_ms = o.key_budget_ms;
     to.retune = true;
     const Decision d = tune(ctx, {p}, to).front();
-    std::cout << tuning::explain_text(d) << "auto at M=" << p.m
+    std::cout << explain_text(d) << "auto at M=" << p.m
               << " after this tune: " << shown(Tactic::parse(d.choice_for(p.m)), p) << "\n";
   }
 }

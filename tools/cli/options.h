@@ -75,7 +75,7 @@ constexpr int64_t kMaxBatch = 2147483647;
 // --batch with that range.
 CLI::Option* add_batch_option(CLI::App* cmd, int64_t& batch, const std::string& help);
 
-// The tuner turns a key's budget over a call's time into counts of calls (tune/round_plan.cpp):
+// The tuner turns a key's budget over a call's time into counts of calls (tune/policy/round_plan.cpp):
 // at most an hour per key keeps them in range.
 constexpr double kMaxKeyBudgetMs = 3600e3;
 // --key-budget-ms, a finite number in [0, kMaxKeyBudgetMs].

@@ -1,6 +1,6 @@
 // fp8gemm tune: tunes every (shape, M bucket) key of a model preset or of --shape N,K over the
 // M values of --m, with a progress bar on stderr, and writes the cache (and optionally every
-// decision as JSON, the input of data/tables/make_default_table.py). docs/tuning.md.
+// decision as JSON, the input of tools/tables/make_default_table.py). docs/tuning.md.
 #include <unistd.h>
 
 #include <chrono>
@@ -14,11 +14,11 @@
 #include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
 #include "fp8gemm/tune.h"
+#include "fp8gemm/tune_report.h"
 #include "tools/cli/command.h"
 #include "tools/cli/options.h"
 #include "tools/common/files.h"
 #include "tools/common/shapes.h"
-#include "tune/report.h"
 
 namespace fp8gemm::cli {
 namespace {
@@ -137,15 +137,15 @@ void run_tune(const TuneCliOptions& o) {
   Context& ctx = default_context();
   const auto [cache_source, cache] = cache_path_of(o, &ctx.device());
   require_distinct_files({{cache_source, cache}, {"--json", o.json}});
-  // Before any measuring: a path that holds something else than this setup's cache is refused.
+  // Before any measuring: a path that holds something else than this setup's cache is refused
+  // (tune_into_cache checks it too, but names no option).
   if (const std::string refusal = cache_save_problem(cache, &ctx.device()); !refusal.empty())
     FP8GEMM_FAIL(kInvalidArgument, "tune: ", cache_source, ": ", refusal);
   std::vector<Problem> problems;
   for (const BmmFp8Args& a : keys.args) problems.push_back(with_layer(validate_problem(a, ctx.device()), o.layer));
   const std::vector<std::string>& labels = keys.labels;
-  const size_t had = merge_cache(ctx, cache);
-  std::fprintf(stderr, "%s\ntuning %zu keys into %s (%zu valid entries there)\n", ctx.device().to_string().c_str(),
-               problems.size(), cache.c_str(), had);
+  std::fprintf(stderr, "%s\ntuning %zu keys into %s\n", ctx.device().to_string().c_str(), problems.size(),
+               cache.c_str());
 
   ProgressBar bar(problems.size());
   to.progress = [&](size_t done, size_t, const Decision& d) {
@@ -153,9 +153,9 @@ void run_tune(const TuneCliOptions& o) {
     bar.update(done, label_of(problems, labels, d.problem) + " m<=" + std::to_string(d.problem.m));
   };
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<Decision> decisions = tune(ctx, problems, to);
+  const CacheTuneRun run = tune_into_cache(ctx, problems, cache, to);
+  const std::vector<Decision>& decisions = run.decisions;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  save_cache(ctx, cache);
 
   std::printf("%-22s %7s %10s %10s %7s  %s\n", "shape", "m<=", "default_us", "choice_us", "gain", "choice");
   size_t changed = 0;
@@ -167,11 +167,11 @@ void run_tune(const TuneCliOptions& o) {
                 d.choice_us, d.default_us > 0 && d.choice_us > 0 ? 100 * (1 - d.choice_us / d.default_us) : 0.0,
                 moved ? d.choice.c_str() : "(default)");
   }
-  std::printf("tune: %zu keys, %zu moved off the default, %.1f s; cache %s\n", decisions.size(), changed, seconds,
-              cache.c_str());
-  std::printf("tune: where the time went: %s\n", tuning::phase_summary(decisions).c_str());
+  std::printf("tune: %zu keys, %zu moved off the default, %.1f s; cache %s (it held %zu valid entries before)\n",
+              decisions.size(), changed, seconds, cache.c_str(), run.entries_before);
+  std::printf("tune: where the time went: %s\n", phase_summary(decisions).c_str());
   if (!o.json.empty()) {
-    write_file("--json", o.json, tuning::decisions_to_json(decisions, ctx.device()));
+    write_file("--json", o.json, decisions_to_json(decisions, ctx.device()));
     std::printf("tune: decisions written to %s\n", o.json.c_str());
   }
 }
@@ -184,7 +184,7 @@ const CommandRegistrar kRegister([](CLI::App& app) {
   cmd->add_option("--cache", o.cache, "cache file to merge into and write (default: $FP8GEMM_CACHE, else the "
                                       "conventional file for this GPU under $FP8GEMM_CACHE_DIR)")
       ->check(writable_file(true));
-  cmd->add_option("--json", o.json, "write every decision as JSON (data/tables/make_default_table.py reads it)")
+  cmd->add_option("--json", o.json, "write every decision as JSON (tools/tables/make_default_table.py reads it)")
       ->check(writable_file());
   add_key_budget_option(cmd, o.key_budget_ms, "time budget per key");
   cmd->add_option("--run-budget-s", o.run_budget_s, "time budget of the run; later keys keep their default (0: none)")

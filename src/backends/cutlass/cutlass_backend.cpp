@@ -7,7 +7,7 @@
 #include "backends/cutlass/config.h"
 #include "backends/cutlass/kernels.h"
 #include "core/cuda_check.h"
-#include "core/shape_box.h"
+#include "core/decision_tables.h"
 
 namespace fp8gemm {
 namespace cutlass_backend {
@@ -68,18 +68,18 @@ class CutlassBackend final : public Backend {
     return out;
   }
 
-  // The generated default rules (cutlass_default_rules_sm90.inc): the first rule that covers p and
+  // The generated default rules (core/decision_tables.h: cutlass): the first rule that covers p and
   // whose config runs it; else vLLM's choice (vllm_default).
   Tactic default_tactic(const Problem& p) override {
-    if (const DefaultRule* r = rule_for(p)) return Tactic{"cutlass", r->config};
+    if (const BoxRule* r = rule_for(p)) return Tactic{"cutlass", r->action};
     return vllm_default(p);
   }
 
   std::string default_rule(const Problem& p) override {
-    const DefaultRule* r = rule_for(p);
+    const BoxRule* r = rule_for(p);
     if (!r) return {};
     return "CUTLASS rule " + std::to_string(r - default_rules().data()) + " (" + r->box.to_string() + ") -> " +
-           r->config + " (" + r->evidence + ")";
+           r->action + " (" + r->evidence + ")";
   }
 
   // vLLM's SM90 FP8 M buckets (configs.def rows c1..c5), each with fallbacks for reduced builds and
@@ -190,23 +190,12 @@ class CutlassBackend final : public Backend {
   }
 
  private:
-  // A generated rule (data/tables/fit_default_rules.py): the shapes it covers and its config.
-  struct DefaultRule {
-    ShapeBox box;
-    const char* config;
-    const char* evidence;
-  };
+  // The generated rules (core/decision_tables.h: cutlass), whose action is a config: sm_90's.
+  static const std::vector<BoxRule>& default_rules() { return decision_tables(90).cutlass; }
 
-  static const std::vector<DefaultRule>& default_rules() {
-    static const std::vector<DefaultRule> rules = {
-#include "backends/cutlass/cutlass_default_rules_sm90.inc"
-    };
-    return rules;
-  }
-
-  const DefaultRule* rule_for(const Problem& p) {
-    for (const DefaultRule& r : default_rules())
-      if (r.box.contains(p, device_.sm_count) && can_implement(p, Tactic{"cutlass", r.config})) return &r;
+  const BoxRule* rule_for(const Problem& p) {
+    for (const BoxRule& r : default_rules())
+      if (r.box.contains(p, device_.sm_count) && can_implement(p, Tactic{"cutlass", r.action})) return &r;
     return nullptr;
   }
 

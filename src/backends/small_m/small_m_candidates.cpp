@@ -13,7 +13,7 @@
 #include "backends/small_m/small_m_layout.h"
 #include "backends/small_m/small_m_recipe.h"
 #include "core/cuda_check.h"  // FP8GEMM_REQUIRE
-#include "core/shape_box.h"
+#include "core/decision_tables.h"
 
 namespace fp8gemm::small_m {
 
@@ -221,28 +221,19 @@ Config fill_config(const Problem& p, int sm_count, int cc) {
 
 namespace {
 
-// The generated default rules (data/tables/fit_default_rules.py): a box of shapes and the recipes
-// to try there, '|'-separated, each parsed once.
-struct DefaultRule {
-  ShapeBox box;
-  const char* recipes;
-  const char* evidence;
-};
-
+// The generated default rules (core/decision_tables.h: small_m), each with its recipes, parsed once.
 struct ParsedRule {
-  const DefaultRule* rule;
+  const BoxRule* rule;
   std::vector<std::pair<std::string, Recipe>> recipes;
 };
 
 const std::vector<ParsedRule>& sm90_default_rules() {
-  static const std::vector<DefaultRule> rules = {
-#include "backends/small_m/small_m_default_rules_sm90.inc"
-  };
+  static const std::vector<BoxRule>& rules = decision_tables(90).small_m;
   static const std::vector<ParsedRule> parsed = [] {
     std::vector<ParsedRule> out;
-    for (const DefaultRule& r : rules) {
+    for (const BoxRule& r : rules) {
       ParsedRule pr{&r, {}};
-      std::string_view rest = r.recipes;
+      std::string_view rest = r.action;  // recipes, '|'-separated
       while (!rest.empty()) {
         const size_t bar = rest.find('|');
         const std::string text(rest.substr(0, bar));
@@ -298,7 +289,7 @@ Config default_config(const Problem& p, int sm_count, int cc) {
 std::string default_rule(const Problem& p, int sm_count, int cc) {
   const RuleChoice r = can_implement(p, tma_ring(64, 1, 2), cc) ? rule_choice(p, sm_count, cc) : RuleChoice{};
   if (!r.config) return {};
-  const DefaultRule& rule = *sm90_default_rules()[size_t(r.index)].rule;
+  const BoxRule& rule = *sm90_default_rules()[size_t(r.index)].rule;
   return "small_m rule " + std::to_string(r.index) + " (" + rule.box.to_string() + ") -> " + r.recipe + " (" +
          rule.evidence + ")";
 }

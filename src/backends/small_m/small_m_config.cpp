@@ -63,7 +63,7 @@ Config with_kblocks(Config c, int kblocks) {
 
 std::string Config::to_string() const {
   std::ostringstream os;
-  os << "wgmma,rows=" << rows << ",splitk=" << splitk << ",stages=" << stages << ",l2pf=0,pdl=" << int(pdl);
+  os << "wgmma,rows=" << rows << ",splitk=" << splitk << ",stages=" << stages << ",pdl=" << int(pdl);
   if (early > 0) os << ",early=" << early;
   if (kblocks > 1) os << ",kblocks=" << kblocks;
   if (family == Family::kActivationOnce) os << ",aonce=1";
@@ -72,10 +72,15 @@ std::string Config::to_string() const {
   return os.str();
 }
 
+std::string Config::legacy_name() const {
+  std::string name = to_string();
+  return name.insert(name.find(",pdl="), ",l2pf=0");
+}
+
 namespace {
 
 constexpr const char* kGrammar =
-    "wgmma,rows=R,splitk=S,stages=P,l2pf=0,pdl=0|1|2[,early=E][,kblocks=B][,aonce=1][,persist=P][,wload=cp]";
+    "wgmma,rows=R,splitk=S,stages=P,pdl=0|1|2[,early=E][,kblocks=B][,aonce=1][,persist=P][,wload=cp]";
 
 }  // namespace
 
@@ -91,7 +96,7 @@ Config parse_config(std::string_view text) {
   }
   Config c;
   c.pdl = Pdl::kOff;
-  bool have[5] = {};  // rows, splitk, stages, l2pf, pdl
+  bool have[4] = {};  // rows, splitk, stages, pdl
   const auto set_family = [&](Family f) {
     if (c.family != Family::kTmaRing) fail("aonce=1, persist=P and wload=cp each name their own kernel: at most one");
     c.family = f;
@@ -116,13 +121,12 @@ Config parse_config(std::string_view text) {
       have[2] = true;
     } else if (f.key == "l2pf") {
       if (v != 0)
-        fail("l2pf must be 0: the L2 prefetch lookahead (l2pf > 0) was removed; the field stays for the names' "
-             "spelling");
-      have[3] = true;
+        fail("l2pf must be 0 or absent: the L2 prefetch lookahead (l2pf > 0) was removed; names written "
+             "before the field was dropped still say l2pf=0");
     } else if (f.key == "pdl") {
       if (v < 0 || v > 2) fail("pdl must be 0, 1 or 2 (2: dependents launch after the K loop)");
       c.pdl = Pdl(v);
-      have[4] = true;
+      have[3] = true;
     } else if (f.key == "early") {
       c.early = v;
     } else if (f.key == "kblocks") {
@@ -138,11 +142,12 @@ Config parse_config(std::string_view text) {
     }
   }
   for (bool h : have)
-    if (!h) fail(std::string("rows, splitk, stages, l2pf and pdl are required (expected ") + kGrammar + ")");
+    if (!h) fail(std::string("rows, splitk, stages and pdl are required (expected ") + kGrammar + ")");
   const Verdict v = config_exists(c);
   if (!v) fail(v.reason);
-  // Another order, leading zeros or '+' name the same config: only the canonical spelling names it.
-  if (c.to_string() != text) fail("not canonical; did you mean '" + c.to_string() + "'?");
+  // Another order, leading zeros or '+' name the same config: only the canonical spelling names it
+  // (or the one caches written before l2pf was dropped hold).
+  if (c.to_string() != text && c.legacy_name() != text) fail("not canonical; did you mean '" + c.to_string() + "'?");
   return c;
 }
 

@@ -88,10 +88,12 @@ struct Config {
   int persist = 0;  // kPersistent: blocks per SM (1..kMaxPersist); 0 for the other families
 
   Block block() const;
-  // "wgmma,rows=R,splitk=S,stages=P,l2pf=0,pdl=0|1|2[,early=E][,kblocks=B][,aonce=1][,persist=P]
-  // [,wload=cp]". The "wgmma," prefix and "l2pf=0" (a removed L2 prefetch lookahead) are kept so
-  // that the names caches and the default table store keep their spelling.
+  // "wgmma,rows=R,splitk=S,stages=P,pdl=0|1|2[,early=E][,kblocks=B][,aonce=1][,persist=P]
+  // [,wload=cp]". The "wgmma," prefix stays so that the names caches store keep their spelling.
   std::string to_string() const;
+  // The spelling with "l2pf=0" after the stages (a removed L2 prefetch lookahead) that caches
+  // written before the field was dropped hold: parse_config takes it too.
+  std::string legacy_name() const;
   bool operator==(const Config& o) const {
     return family == o.family && rows == o.rows && splitk == o.splitk && stages == o.stages && pdl == o.pdl &&
            early == o.early && kblocks == o.kblocks && persist == o.persist;
@@ -127,7 +129,7 @@ Verdict can_implement(const Problem& p, const Config& c, int cc);
 Config fill_config(const Problem& p, int sm_count, int cc);
 
 // small_m's default, what backend "small_m" runs untuned: the first generated default rule
-// (small_m_default_rules_sm90.inc, sm_90 only) that covers `p` names recipes, and the first whose
+// (core/decision_tables.h: small_m, sm_90 only) that covers `p` names recipes, and the first whose
 // config is one of candidate_configs(p) runs; else fill_config. Throws like fill_config.
 Config default_config(const Problem& p, int sm_count, int cc);
 // The rule behind default_config(p), in a sentence (the rule, its box, the recipe that applied and

@@ -1,6 +1,6 @@
 // A small_m Recipe: a config described by how its parameters follow from the problem and the
 // device, so that one recipe names the same kind of kernel on every shape (the default rules,
-// small_m_default_rules_sm90.inc, store recipes). config_for() turns a recipe into the config for
+// core/decision_tables.h: small_m, store recipes). config_for() turns a recipe into the config for
 // one problem; recipe_of() finds the recipe of a config, and config_for(p, recipe_of(p, c)) == c
 // for every candidate c of every problem. Host-only, so the CPU tests cover it.
 //

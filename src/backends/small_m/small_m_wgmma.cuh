@@ -54,7 +54,7 @@ struct Params {
   int stages;
   int out_fp16;
   // The TMA ring's L2 prefetch index runs this many K blocks ahead of the ring; 0 in every tactic
-  // (the names' l2pf=0). It stays a run-time value so that the kernel's code stays as it was built
+  // (older names spelled it l2pf=0). It stays a run-time value so that the kernel's code stays as it was built
   // and measured.
   int l2pf;
   int tiles;  // persistent kernel: row tiles per batch (ceil(n / rows))

@@ -1,0 +1,205 @@
+// Checking a segment's lowest M (docs/tuning.md "Checking a segment's lowest M", "The adaptive
+// floor"): segment_checks.h check_low_ends.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "tune/policy/decide.h"
+#include "tune/policy/segment_checks.h"
+#include "tune/policy/segments.h"
+#include "tune/defaults/default_chain.h"
+
+namespace fp8gemm::tuning {
+
+namespace {
+
+// How a segment's lowest M is timed: one warm-up and 3 timed replays. It compares two to four
+// tactics whose differences there are the point, and a whole-suite tune has hundreds of such
+// checks to fit.
+constexpr MeasureOptions kLowEndRound{0, 3, 1};
+
+// The time of `name` among what was timed at one M (`rows`), on the scale of the round that timed
+// the default there; 0 when it was not timed there. A row the short round pruned holds its
+// short-round time, and the short and full rounds run in different states (heavy calls: one-call
+// replays, unsettled), so it is scaled by the default's full / short time: an estimate only, which
+// check_low_ends replaces with a timing where the budget allows (time_again_at_top). Why: compared
+// unscaled with full-round times, a pruned floor kernel looked faster than the default and took
+// the edge's segment, where bench then timed it slower.
+double timed_us(const std::vector<CandidateReport>& rows, const std::string& name) {
+  for (const CandidateReport& c : rows) {
+    if (c.tactic != name || !(c.time_us > 0)) continue;
+    if (c.status == "default" || c.status == "finalist" || c.status == "mismatch") return c.time_us;
+    if (c.status != "pruned") continue;
+    for (const CandidateReport& d : rows)
+      if (d.status == "default" && d.time_us > 0 && d.short_us > 0) return c.time_us * d.time_us / d.short_us;
+    return 0;  // no short-round time of the default to scale by
+  }
+  return 0;
+}
+
+bool pruned_in(const std::vector<CandidateReport>& rows, const std::string& name) {
+  for (const CandidateReport& c : rows)
+    if (c.tactic == name) return c.status == "pruned";
+  return false;
+}
+
+// The floor's time at the segment's top (its sampled M, `top`) where the short round pruned it
+// there: timed again with the segment's choice in a round like the lowest M's, if its estimated
+// cost fits `budget_us` (which it then draws on), and put on the scale of the choice's time there
+// (`s.us`, from the round that chose it); `estimate_us` (the scaled short-round time) when the
+// round is over the budget or fails. The two rows join the segment's candidates with status
+// "top". Why: even scaled, the estimate gave such a kernel a segment by a fraction of a percent
+// of regret, and it lost more to the power cap than the default between the two rounds.
+double time_again_at_top(ChoiceSegment& s, const Problem& top, const std::string& floor, double estimate_us,
+                         Timer& timer, double& budget_us) {
+  try {
+    const std::vector<Tactic> pair{Tactic::parse(s.tactic), Tactic::parse(floor)};
+    const double cost_us = round_cost_us(top, kLowEndRound, 2);
+    if (cost_us > budget_us) return estimate_us;
+    budget_us -= cost_us;
+    const std::vector<Timing> r = timer.measure(top, pair, kLowEndRound);
+    if (r.size() != 2 || !r[0].ok || !r[1].ok || !(r[0].median_us > 0) || !(r[1].median_us > 0)) return estimate_us;
+    const std::string at =
+        "at M=" + std::to_string(top.m) + ", the segment's top: pruned there by the short round, timed again";
+    for (const Timing& x : r) s.candidates.push_back({x.tactic.name(), "top", x.median_us, -1, at});
+    return s.us * r[1].median_us / r[0].median_us;
+  } catch (const std::exception&) {
+    return estimate_us;
+  }
+}
+
+// Worse regret over the two ends; on a tie the earlier contender (the segment's choice first)
+// keeps it, unless a later one is no slower at either end and faster at one. Why the exception:
+// where the default and the adaptive floor run the same kernel at the top, their worse regret is
+// the top's for both, and the default kept the segment although the heuristic's own kernel was
+// faster at the lowest M.
+size_t least_regret(const std::vector<Contender>& contenders, double best_low, double best_top) {
+  const auto regret_of = [&](const Contender& c) {
+    return c.at_low > 0 ? std::max(c.at_low / best_low, c.at_sampled / best_top) : INFINITY;
+  };
+  const auto dominates = [](const Contender& a, const Contender& b) {
+    return a.at_low > 0 && b.at_low > 0 && a.at_low <= b.at_low && a.at_sampled <= b.at_sampled &&
+           (a.at_low < b.at_low || a.at_sampled < b.at_sampled);
+  };
+  size_t w = 0;
+  for (size_t j = 1; j < contenders.size(); ++j) {
+    const double rj = regret_of(contenders[j]), rw = regret_of(contenders[w]);
+    if (rj < rw || (rj == rw && dominates(contenders[j], contenders[w]))) w = j;
+  }
+  return w;
+}
+
+}  // namespace
+
+// A segment whose choice is a challenger is timed again at its lowest M, with its default (and
+// the default there); the segment goes to whichever regrets less over the two ends (at the lowest
+// M, and at the sampled M where the challenger won). Why: a tactic's time can fall as M grows
+// within one tile count, so a choice measured at a segment's top can be the slowest at its bottom.
+// The adaptive floor (`cublaslt:heuristic`: the heuristic's first at each M) is a third
+// contender, timed at the lowest M and known at the sampled M (the floor there was timed), and
+// the edge's own segment is checked too: a fixed tactic chosen at one M can lose to what the
+// heuristic picks a few M lower. It competes only where the heuristic's choice at the lowest M
+// differs from its choice at the sampled M: elsewhere it is one fixed tactic, already weighed
+// there, and checking every segment would cost much more of the tune.
+void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem,
+                    const std::vector<Backend*>& backends, const std::vector<CandidateReport>& edge_rows,
+                    double threshold, Timer& timer, const PolicyOptions& o) {
+  // A quarter of the key budget for the edge's segment, and a quarter for all the others
+  // together (at large M, where a check costs most, that is one of them).
+  const double budget_us = 0.25 * o.key_budget_ms * 1e3;
+  double spent_below_edge_us = 0;
+  double top_budget_us = budget_us;  // time_again_at_top's, for all of the key's segments
+  const std::optional<Tactic> adaptive = adaptive_floor(backends, problem);
+  int64_t previous = bucket_lower(problem.m);
+  for (size_t i = 0; i < segments.size(); previous = segments[i].m_max, ++i) {
+    ChoiceSegment& s = segments[i];
+    const bool edge = i + 1 == segments.size();
+    if (edge && !adaptive) break;  // without the adaptive floor the edge's segment stays the edge's
+    Problem q = problem;
+    q.m = previous + 1;
+    if (q.m >= s.sampled_m || !(s.us > 0) || !(s.default_us > 0)) continue;
+
+    std::vector<Contender> contenders{{s.tactic, s.us}};
+    if (s.default_tactic != s.tactic) contenders.push_back({s.default_tactic, s.default_us});
+    // Only where the heuristic changes its mind inside the segment is the adaptive floor more
+    // than one fixed tactic, which the rule at the sampled M has already weighed.
+    std::string floor_low;  // the floor's kernel at the lowest M: what the adaptive floor runs there
+    std::string floor_top;  // and at the sampled M
+    if (adaptive) {
+      floor_low = fixed_floor(backends, problem, q.m);
+      floor_top = fixed_floor(backends, problem, s.sampled_m);
+      const std::vector<CandidateReport>& top_rows = edge ? edge_rows : s.candidates;
+      double at_top = floor_top.empty() ? 0 : timed_us(top_rows, floor_top);
+      if (at_top > 0 && !floor_low.empty() && floor_low != floor_top) {
+        if (pruned_in(top_rows, floor_top) && floor_top != s.tactic) {
+          Problem top = problem;
+          top.m = s.sampled_m;
+          at_top = time_again_at_top(s, top, floor_top, at_top, timer, top_budget_us);
+        }
+        contenders.push_back({adaptive->name(), at_top});
+      }
+    }
+    if (contenders.size() < 2) continue;
+
+    std::vector<Tactic> list;
+    auto add = [&](const Tactic& x) {
+      if (std::find(list.begin(), list.end(), x) == list.end()) list.push_back(x);
+    };
+    std::vector<Timing> r;
+    try {
+      for (const Contender& c : contenders) add(Tactic::parse(c.name));
+      // The default there: what `auto` runs at q untuned (unless the adaptive floor runs it).
+      if (o.default_at) {
+        const Tactic there = o.default_at(q);
+        if (!(adaptive && there.name() == floor_low)) add(there);
+      }
+      // Costed as a sampled M's round (5 replays), although a check runs 3: with its own, lower
+      // cost more checks fit the budget, and the whole-suite result was worse.
+      const double cost_us = double(list.size()) * below_edge_cost_us(q);
+      if (cost_us > budget_us - (edge ? 0 : spent_below_edge_us)) continue;
+      if (!edge) spent_below_edge_us += cost_us;
+      r = timer.measure(q, list, kLowEndRound);
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (r.size() != list.size() || !r[0].ok) continue;
+    double best_low = INFINITY, best_top = INFINITY;
+    for (const Timing& x : r)
+      if (x.ok) best_low = std::min(best_low, x.median_us);
+    for (size_t j = 0; j < contenders.size(); ++j) {
+      contenders[j].at_low = r[j].ok ? r[j].median_us : 0;
+      best_top = std::min(best_top, contenders[j].at_sampled);
+    }
+    const size_t winner = least_regret(contenders, best_low, best_top);
+    const std::string at = "at M=" + std::to_string(q.m) + ", the segment's lowest";
+    const size_t first_row = s.candidates.size();
+    for (const Timing& x : r)
+      s.candidates.push_back({x.tactic.name(), x.ok ? "low end" : "failed", x.median_us, -1, x.ok ? at : x.error});
+    if (adaptive && split_at_floor_switch(segments, i, problem, q.m, contenders, adaptive->name(), floor_top,
+                                          threshold, backends, edge)) {
+      // The lower part runs the heuristic's answers up to its top, which may include a kernel
+      // timed nowhere between the one timed at the lowest M and floor_top.
+      if (low_kernel_holds(segments, i, problem, q.m, segments[i].m_max, contenders, adaptive->name(), floor_low,
+                           floor_top, backends))
+        ++i;  // the adaptive floor's part of the lower part
+      ++i;    // the upper part
+      continue;
+    }
+    if (winner == 0) continue;
+    const bool floor_won = adaptive && contenders[winner].name == adaptive->name();
+    s.candidates[first_row + winner].note +=
+        floor_won ? "; the adaptive floor takes the segment" : "; the default takes the segment";
+    // The upward extension was the old choice's tile count; the winner's own holds instead, and
+    // the next segment then starts right above it (the loop's `previous`).
+    if (!edge)
+      s.m_max = reach_above_sample(segments, i, problem, contenders[winner].name,
+                                   adaptive ? adaptive->name() : std::string(), floor_top, backends);
+    s.tactic = contenders[winner].name;
+    s.us = contenders[winner].at_sampled;
+    if (floor_won && low_kernel_holds(segments, i, problem, q.m, s.sampled_m - 1, contenders, adaptive->name(),
+                                      floor_low, floor_top, backends))
+      ++i;  // the upper part, the adaptive floor's
+  }
+}
+
+}  // namespace fp8gemm::tuning
