@@ -123,3 +123,36 @@ TEST(Report, JsonHasEntriesTimingsAndNoNaN) {
 
 }  // namespace
 }  // namespace fp8gemm
+
+namespace fp8gemm {
+namespace {
+
+// The tuned-never-slower count: tuned auto slower than untuned auto by more than the tuner's own
+// threshold (max(1.5%, 2x the point's noise)); points where both ran one tactic are not counted.
+TEST(Report, TunedSlowerCountsOnlyPointsBeyondTheTunersThreshold) {
+  auto with_untuned = [](double auto_us, double untuned_us, const std::string& untuned_tactic, double noise) {
+    BenchPoint p = point(200, 10, 9, auto_us);
+    p.noise = noise;
+    p.entries.push_back({kUntunedAutoLabel, true, untuned_us, untuned_tactic, ""});
+    return p;
+  };
+  const std::vector<BenchPoint> points = {
+      with_untuned(10.1, 10.0, "cublaslt:algo=66,tile=128x128", 0.001),  // 1%: within 1.5%
+      with_untuned(10.3, 10.0, "cublaslt:algo=66,tile=128x128", 0.001),  // 3%: slower
+      with_untuned(10.3, 10.0, "cublaslt:algo=66,tile=128x128", 0.02),   // 3% within 2x 2% noise
+      with_untuned(12.0, 10.0, "cutlass:sm90_x", 0.001),                 // the same tactic: not tuned
+      with_untuned(9.0, 10.0, "cublaslt:algo=66,tile=128x128", 0.001)};  // faster
+  const std::vector<const BenchPoint*> slower = tuned_slower_points(points);
+  ASSERT_EQ(slower.size(), 1u);
+  EXPECT_EQ(slower[0], &points[1]);
+  std::ostringstream os;
+  print_tuned_slower(os, points);
+  EXPECT_NE(os.str().find("1 of the 4 points that ran a tuned choice"), std::string::npos) << os.str();
+  EXPECT_NE(os.str().find("x0.971"), std::string::npos) << os.str();
+  std::ostringstream none;
+  print_tuned_slower(none, {point(200, 10, 9, 9)});
+  EXPECT_EQ(none.str(), "");
+}
+
+}  // namespace
+}  // namespace fp8gemm

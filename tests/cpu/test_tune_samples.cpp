@@ -1,4 +1,4 @@
-// Below the bucket's edge (tune/samples.h, docs/tuning.md "Segments"): the rule again at sampled M
+// Below the bucket's edge (tune/policy/below_edge.h, docs/tuning.md "Segments"): the rule again at sampled M
 // values, which candidates go there, and where each sampled choice holds.
 #include "test_tune_policy_fixture.h"
 
@@ -19,7 +19,7 @@ TEST_F(PolicyTest, ChoiceHoldsAcrossTheBucketNotOnlyAtItsEdge) {
   timer.true_us["cutlass:c1"] = 8;  // fastest at the edge...
   timer.true_us["cublaslt:h1"] = 9;
   timer.at_m = [](const std::string& name, int64_t m, double t) {
-    return name == "cutlass:c1" && m < 64 ? 20.0 : t;  // ...but 2x slower than the default below it
+    return name == "cutlass:c1" && m < 60 ? 20.0 : t;  // ...but 2x slower than the default below the edge's segment
   };
   const Decision d = run();
   EXPECT_EQ(d.sampled_ms, (std::vector<int64_t>{53, 59}));
@@ -54,7 +54,7 @@ TEST_F(PolicyTest, AFinalistWithOneSlowFullRoundStillCompetesAtTheSamples) {
   ASSERT_NE(c0, nullptr);
   EXPECT_EQ(c0->status, "finalist");
   EXPECT_DOUBLE_EQ(c0->time_us, 14);  // last of the finalists in the full round...
-  EXPECT_EQ(d.choice_for(53), "cutlass:c0") << tuning::explain_text(d);  // ...first by its short round
+  EXPECT_EQ(d.choice_for(53), "cutlass:c0") << explain_text(d);  // ...first by its short round
   EXPECT_EQ(d.choice_for(59), "cutlass:c0");
 }
 
@@ -218,14 +218,14 @@ TEST_F(PolicyTest, ExplainAndJsonShowTheSegments) {
   timer.true_us["cutlass:c1"] = 8;
   timer.true_us["cublaslt:h1"] = 9;
   timer.at_m = [](const std::string& name, int64_t m, double t) {
-    return name == "cutlass:c1" && m < 64 ? 20.0 : t;
+    return name == "cutlass:c1" && m < 60 ? 20.0 : t;
   };
   const Decision d = run();
-  const std::string text = tuning::explain_text(d);
+  const std::string text = explain_text(d);
   EXPECT_NE(text.find("at M=59 (its choice covers M up to 59"), std::string::npos) << text;  // 53 merged into it
   EXPECT_NE(text.find("segments  M<=59: cublaslt:h1"), std::string::npos) << text;
   EXPECT_NE(text.find("          M<=64: cutlass:c1"), std::string::npos) << text;
-  const std::string json = tuning::decisions_to_json({d}, DeviceInfo{});
+  const std::string json = decisions_to_json({d}, DeviceInfo{});
   for (const char* field : {"\"segments\"", "\"sampled_m\": 59", "\"phase_ms\"", "\"rounds\"", "\"samples\"",
                             "\"short_us\"", "\"timer_replays\""})
     EXPECT_NE(json.find(field), std::string::npos) << field;

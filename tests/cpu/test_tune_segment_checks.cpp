@@ -1,4 +1,4 @@
-// The segment checks (tune/segment_checks.h): each segment timed at its lowest M, the adaptive
+// The segment checks (tune/policy/segment_checks.h): each segment timed at its lowest M, the adaptive
 // floor as a contender, the splits at the heuristic's switch, and kept floors that adapt.
 #include "test_tune_policy_fixture.h"
 
@@ -9,10 +9,24 @@
 namespace fp8gemm::testing {
 namespace {
 
+// c1 wins at the sample 53, h1 at 59, and the default keeps the edge: two segments below the edge
+// whose choices are not the default, each checked at its lowest M (49 and 54) where the budget allows.
+void two_winners_below_the_edge(PolicyTest& t) {
+  t.timer.true_us["cutlass:c1"] = 8;
+  t.timer.true_us["cublaslt:h1"] = 8;
+  t.timer.at_m = [](const std::string& name, int64_t m, double us) {
+    if (m == 64) return name == "cublaslt:heur" ? 7.0 : us;  // the default keeps the edge
+    if (m == 53) return name == "cutlass:c1" ? 5.0 : us;      // c1 wins at 53, h1 at 59
+    if (m == 59) return name == "cublaslt:h1" ? 5.0 : us;
+    return us;
+  };
+}
+
 // A segment whose choice is a challenger is timed again at its lowest M. A tactic fast at the
-// sampled M but slow at the bottom of its segment loses the segment to the default when the
-// default regrets less over both ends; a mild loss at the bottom keeps the challenger.
-TEST_F(PolicyTest, SegmentLowEndCheckGivesTheSegmentToTheDefaultWhereItRegretsLess) {
+// sampled M but slower than the default at the bottom of its segment keeps only the part it was
+// measured at (from the sampled M up); the default runs below. A mild loss at the bottom, within
+// the threshold, keeps the challenger on the whole segment.
+TEST_F(PolicyTest, SegmentLowEndCheckKeepsASlowerChoiceOnlyWhereItWasMeasured) {
   timer.true_us["cutlass:c1"] = 8;  // best at 53, 59 and the edge (64)...
   double bottom = 20;               // ...but 2x slower than the default at M <= 50
   timer.at_m = [&bottom](const std::string& name, int64_t m, double t) {
@@ -21,51 +35,89 @@ TEST_F(PolicyTest, SegmentLowEndCheckGivesTheSegmentToTheDefaultWhereItRegretsLe
   PolicyOptions o;
   const Decision d = run(o);
   ASSERT_EQ(d.segments.size(), 2u) << d.reason;
-  // The rule at the sample 53 chose c1 (8 us against 10): only the check keeps it from M=49.
-  bool won_at_53 = false;
-  for (const CandidateReport& c : d.segments[0].candidates)
-    won_at_53 |= c.tactic == "cutlass:c1" && c.status == "finalist" && c.time_us == 8;
-  EXPECT_TRUE(won_at_53);
-  EXPECT_EQ(d.segments[0].tactic, "cublaslt:heur");  // regret 1.25 at 53 beats 2.0 at 49
-  EXPECT_EQ(d.segments[0].m_max, 53);
+  // The rule at the sample 53 chose c1 (8 us against 10): the check keeps it from M=49..52.
+  EXPECT_EQ(d.segments[0].tactic, "cublaslt:heur");
+  EXPECT_EQ(d.segments[0].m_max, 52);
   EXPECT_EQ(d.choice_for(49), "cublaslt:heur");
+  EXPECT_EQ(d.choice_for(52), "cublaslt:heur");
+  EXPECT_EQ(d.choice_for(53), "cutlass:c1");
   EXPECT_EQ(d.choice_for(54), "cutlass:c1");  // 54..59 checked at 54: c1 is the best there
   EXPECT_EQ(d.choice_for(64), "cutlass:c1");
   int low_end_rows = 0;
+  bool said = false;
   for (const ChoiceSegment& s : d.segments)
     for (const CandidateReport& c : s.candidates) {
       low_end_rows += c.status == "low end";
-      if (c.note.find("the default takes the segment") != std::string::npos)
-        EXPECT_EQ(c.tactic, "cublaslt:heur");  // said on the default's own row
+      said |= c.status == "skipped" &&
+              c.note.find("slower than the default at the segment's lowest M") != std::string::npos;
     }
   EXPECT_GE(low_end_rows, 2);
-  EXPECT_NE(tuning::explain_text(d).find("low end"), std::string::npos);
-  // When the challenger's segment reached above its sampled M (two 30-row tiles from 53 up to
-  // 60), the default takes it only up to the sampled M, and the next segment starts at 54.
-  cutlass.tile_height["c1"] = 30;
-  const Decision reach = run(o);
-  EXPECT_EQ(reach.sampled_ms, (std::vector<int64_t>{53, 61}));
-  EXPECT_EQ(reach.choice_for(53), "cublaslt:heur");
-  EXPECT_EQ(reach.choice_for(54), "cutlass:c1");
-  cutlass.tile_height.erase("c1");
-  // 5% slower at the bottom, 25% faster at the top: the challenger keeps its segment.
-  bottom = 10.5;
+  EXPECT_TRUE(said) << explain_text(d);
+  EXPECT_NE(explain_text(d).find("low end"), std::string::npos);
+  // 1% slower at the bottom (within the threshold, 1.5% with no noise), 25% faster at the top:
+  // the challenger keeps its segment.
+  bottom = 10.1;
   const Decision mild = run(o);
   EXPECT_EQ(mild.choice_for(49), "cutlass:c1");
   ASSERT_EQ(mild.segments.size(), 1u);
 }
 
+// The edge's own segment is checked too where its choice is not the default, with or without the
+// adaptive floor: a choice 2x slower than the default below the edge keeps the edge alone.
+TEST_F(PolicyTest, TheEdgesChoiceSlowerBelowTheEdgeKeepsOnlyTheEdge) {
+  timer.true_us["cutlass:c1"] = 8;
+  timer.true_us["cublaslt:h1"] = 9;
+  timer.at_m = [](const std::string& name, int64_t m, double t) { return name == "cutlass:c1" && m < 64 ? 20.0 : t; };
+  const Decision d = run();
+  EXPECT_EQ(d.choice, "cutlass:c1") << d.reason;
+  EXPECT_EQ(d.choice_for(59), "cublaslt:h1");
+  EXPECT_EQ(d.choice_for(60), "cublaslt:heur");
+  EXPECT_EQ(d.choice_for(63), "cublaslt:heur");
+  EXPECT_EQ(d.choice_for(64), "cutlass:c1");
+}
+
+// Tuning never makes an M slower than the default beyond the threshold: a challenger 5% slower
+// than the default at the bottom of its segment does not keep the bottom, however much it gains
+// at the top, though its regret over the two ends (1.05) is below the default's (1.25).
+TEST_F(PolicyTest, ASegmentNeverGoesToAChoiceSlowerThanTheDefaultAtEitherEnd) {
+  timer.true_us["cutlass:c1"] = 8;
+  timer.at_m = [](const std::string& name, int64_t m, double t) { return name == "cutlass:c1" && m <= 50 ? 10.5 : t; };
+  const Decision d = run();
+  EXPECT_EQ(d.choice_for(49), "cublaslt:heur");
+  EXPECT_EQ(d.choice_for(52), "cublaslt:heur");
+  EXPECT_EQ(d.choice_for(53), "cutlass:c1");  // where it was measured best
+  EXPECT_EQ(d.choice_for(64), "cutlass:c1");
+}
+
+// A segment whose choice is not its default and whose lowest M cannot be checked within the key
+// budget keeps its choice only from its sampled M up: below, nothing vouches for it, and the
+// default runs there.
+TEST_F(PolicyTest, AnUncheckedChoiceKeepsOnlyThePartItWasMeasuredAt) {
+  two_winners_below_the_edge(*this);
+  PolicyOptions o;
+  o.key_budget_ms = 10;  // one low-end check below the edge fits (LowEndChecksBelowTheEdgeShare...)
+  timer.measured_m.clear();
+  const Decision d = run(o);
+  ASSERT_EQ(d.sampled_ms, (std::vector<int64_t>{53, 59}));
+  const bool checked_49 = std::count(timer.measured_m.begin(), timer.measured_m.end(), 49) > 0;
+  const bool checked_54 = std::count(timer.measured_m.begin(), timer.measured_m.end(), 54) > 0;
+  ASSERT_NE(checked_49, checked_54) << "one of the two checks fits the budget";
+  // The unchecked segment's choice runs from its sampled M only; the default below it.
+  const int64_t unchecked_sample = checked_49 ? 59 : 53;
+  const std::string unchecked_choice = checked_49 ? "cublaslt:h1" : "cutlass:c1";
+  EXPECT_EQ(d.choice_for(unchecked_sample), unchecked_choice) << explain_text(d);
+  EXPECT_EQ(d.choice_for(unchecked_sample - 1), "cublaslt:heur") << explain_text(d);
+  bool said = false;
+  for (const ChoiceSegment& s : d.segments)
+    for (const CandidateReport& c : s.candidates)
+      said |= c.note.find("could not be checked within the key budget") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 // The low-end checks below the edge share one quarter of the key budget (the edge's segment has
 // its own): at large M, where each check costs most, that is about one check per key.
 TEST_F(PolicyTest, LowEndChecksBelowTheEdgeShareAQuarterOfTheKeyBudget) {
-  timer.true_us["cutlass:c1"] = 8;
-  timer.true_us["cublaslt:h1"] = 8;
-  timer.at_m = [](const std::string& name, int64_t m, double t) {
-    if (m == 64) return name == "cublaslt:heur" ? 7.0 : t;  // the default keeps the edge
-    if (m == 53) return name == "cutlass:c1" ? 5.0 : t;      // c1 wins at 53, h1 at 59
-    if (m == 59) return name == "cublaslt:h1" ? 5.0 : t;
-    return t;
-  };
+  two_winners_below_the_edge(*this);
   auto low_end_checks = [&](double key_budget_ms) {
     PolicyOptions o;
     o.key_budget_ms = key_budget_ms;
@@ -128,7 +180,7 @@ TEST_F(AdaptiveFloorTest, TakesTheEdgesSegmentWhereTheHeuristicsOwnChoiceRegrets
       }
   EXPECT_TRUE(said);
   // explain shows the edge's segment's timings; the segments merged below it keep theirs.
-  EXPECT_NE(tuning::explain_text(d).find("the adaptive floor takes the segment"), std::string::npos);
+  EXPECT_NE(explain_text(d).find("the adaptive floor takes the segment"), std::string::npos);
   bool kept = false;
   for (const CandidateReport& c : d.segments[0].candidates)
     kept |= c.status == "low end" && c.note.find("at M=49") != std::string::npos;
@@ -204,7 +256,7 @@ TEST_F(AdaptiveFloorTest, AFloorPrunedAtTheEdgeIsTimedAgainThereBeforeItMayTakeT
   ASSERT_NE(floor, nullptr);
   ASSERT_EQ(floor->status, "pruned");
   EXPECT_NEAR(floor->time_us, 10.8 * 0.86, 1e-9);  // its short-round time, as reported
-  EXPECT_EQ(d.choice_for(64), "cublaslt:heur") << tuning::explain_text(d);
+  EXPECT_EQ(d.choice_for(64), "cublaslt:heur") << explain_text(d);
   EXPECT_EQ(d.choice_for(62), "cublaslt:heur");
   EXPECT_EQ(d.choice_for(61), "cublaslt:adapt");
   EXPECT_EQ(d.choice, "cublaslt:heur");
@@ -217,7 +269,7 @@ TEST_F(AdaptiveFloorTest, AFloorPrunedAtTheEdgeIsTimedAgainThereBeforeItMayTakeT
     }
   EXPECT_TRUE(checked);
   EXPECT_TRUE(again);
-  EXPECT_NE(tuning::explain_text(d).find("timed again"), std::string::npos);
+  EXPECT_NE(explain_text(d).find("timed again"), std::string::npos);
   // Where that round gives no time (over the budget, or failed: here a zero) the scaled estimate
   // stands, and the adaptive floor takes the edge's whole segment.
   timer.scale_for = [](const std::string& name, const MeasureOptions& o) {
@@ -225,7 +277,7 @@ TEST_F(AdaptiveFloorTest, AFloorPrunedAtTheEdgeIsTimedAgainThereBeforeItMayTakeT
            : name == "cublaslt:enum0" && o.replays == 3 ? 0.0 : 1.0;
   };
   const Decision estimated = run(o);
-  EXPECT_EQ(estimated.choice_for(62), "cublaslt:adapt") << tuning::explain_text(estimated);
+  EXPECT_EQ(estimated.choice_for(62), "cublaslt:adapt") << explain_text(estimated);
   EXPECT_EQ(estimated.choice_for(64), "cublaslt:adapt");
 }
 
@@ -245,7 +297,7 @@ TEST_F(AdaptiveFloorTest, OfTwoEqualRegretsTheContenderNoSlowerAtEitherEndTakesT
     return name == "cublaslt:heur" && m < 64 ? heur_below_edge : t;
   };
   const Decision d = run();
-  EXPECT_EQ(d.choice_for(60), "cublaslt:adapt") << tuning::explain_text(d);
+  EXPECT_EQ(d.choice_for(60), "cublaslt:adapt") << explain_text(d);
   EXPECT_EQ(d.choice_for(64), "cublaslt:adapt");  // heur's kernel there: the edge loses nothing
   bool took = false;
   for (const ChoiceSegment& s : d.segments)
@@ -288,8 +340,8 @@ TEST_F(AdaptiveFloorTest, ASegmentWhoseEndsDisagreeIsSplitWhereTheHeuristicChang
         said = true;
         EXPECT_EQ(s.m_max, 61);
       }
-  EXPECT_TRUE(said) << tuning::explain_text(d);
-  EXPECT_NE(tuning::explain_text(d).find("takes the lower part"), std::string::npos);
+  EXPECT_TRUE(said) << explain_text(d);
+  EXPECT_NE(explain_text(d).find("takes the lower part"), std::string::npos);
 
   // Nothing is split where the ends agree within the threshold: enum0 1% slower at the edge.
   timer.true_us["cublaslt:enum0"] = 10.1;
@@ -343,18 +395,18 @@ TEST_F(AdaptiveFloorTest, TheSplitsLowerPartKeepsTheKernelTimedAtItsLowestM) {
   };
   PolicyOptions o;
   const Decision d = run(o);
-  EXPECT_EQ(d.choice_for(60), "cublaslt:h1") << tuning::explain_text(d);
+  EXPECT_EQ(d.choice_for(60), "cublaslt:h1") << explain_text(d);
   EXPECT_EQ(d.choice_for(61), "cublaslt:h1");  // h1's one 64-row tile reaches the part's top
   EXPECT_EQ(d.choice_for(62), "cublaslt:heur");
   EXPECT_EQ(d.choice_for(64), "cublaslt:heur");
-  EXPECT_NE(tuning::explain_text(d).find("answers cublaslt:h3 at M=61"), std::string::npos);
+  EXPECT_NE(explain_text(d).find("answers cublaslt:h3 at M=61"), std::string::npos);
 
   // Where h1's tiles end inside the lower part, h1 takes what they reach and the adaptive floor
   // the rest: h3 at 61-62, enum0 from 63, so the lower part is (59, 62]; h1's 61-row tile reaches 61.
   cublaslt.default_by_m = [](int64_t m) { return m < 61 ? "h1" : m < 63 ? "h3" : "enum0"; };
   cublaslt.tile_height["h1"] = 61;
   const Decision short_reach = run(o);
-  EXPECT_EQ(short_reach.choice_for(60), "cublaslt:h1") << tuning::explain_text(short_reach);
+  EXPECT_EQ(short_reach.choice_for(60), "cublaslt:h1") << explain_text(short_reach);
   EXPECT_EQ(short_reach.choice_for(61), "cublaslt:h1");
   EXPECT_EQ(short_reach.choice_for(62), "cublaslt:adapt");
   EXPECT_EQ(short_reach.choice_for(63), "cublaslt:heur");
@@ -362,7 +414,7 @@ TEST_F(AdaptiveFloorTest, TheSplitsLowerPartKeepsTheKernelTimedAtItsLowestM) {
   // Without a third kernel the lower part stays the adaptive floor's.
   cublaslt.default_by_m = [](int64_t m) { return m < 62 ? std::string("h1") : std::string("enum0"); };
   const Decision two = run(o);
-  EXPECT_EQ(two.choice_for(60), "cublaslt:adapt") << tuning::explain_text(two);
+  EXPECT_EQ(two.choice_for(60), "cublaslt:adapt") << explain_text(two);
   EXPECT_EQ(two.choice_for(61), "cublaslt:adapt");
   EXPECT_EQ(two.choice_for(62), "cublaslt:heur");
 }
@@ -388,8 +440,8 @@ TEST_F(AdaptiveFloorTest, ASegmentTheCheckHandsOverReachesAsFarAsItsNewTacticsTi
     return q.m >= 61 ? Tactic{"cutlass", "c1"} : Tactic{"cublaslt", cublaslt.default_by_m(q.m)};
   };
   const Decision d = run(o);
-  ASSERT_EQ(d.sampled_ms, (std::vector<int64_t>{53, 61})) << tuning::explain_text(d);
-  EXPECT_EQ(d.choice_for(49), "cublaslt:adapt") << tuning::explain_text(d);  // enum0 there, 9 us
+  ASSERT_EQ(d.sampled_ms, (std::vector<int64_t>{53, 61})) << explain_text(d);
+  EXPECT_EQ(d.choice_for(49), "cublaslt:adapt") << explain_text(d);  // enum0 there, 9 us
   EXPECT_EQ(d.choice_for(53), "cublaslt:adapt");
   EXPECT_EQ(d.choice_for(57), "cublaslt:adapt");  // h1 there; the cut-back segment gave it c1 (20 us)
   EXPECT_EQ(d.choice_for(60), "cublaslt:adapt");
@@ -399,7 +451,7 @@ TEST_F(AdaptiveFloorTest, ASegmentTheCheckHandsOverReachesAsFarAsItsNewTacticsTi
   // ends at 57.
   cublaslt.default_by_m = [](int64_t m) { return m <= 50 ? "enum0" : m < 58 ? "h1" : m < 62 ? "h3" : "heur"; };
   const Decision h3 = run(o);
-  EXPECT_EQ(h3.choice_for(57), "cublaslt:adapt") << tuning::explain_text(h3);
+  EXPECT_EQ(h3.choice_for(57), "cublaslt:adapt") << explain_text(h3);
   EXPECT_EQ(h3.choice_for(58), "cutlass:c1");
 }
 
@@ -422,7 +474,7 @@ TEST_F(AdaptiveFloorTest, AKeptFloorAnswerBecomesTheAdaptiveFloor) {
   const Decision d = run(o);
   ASSERT_EQ(d.sampled_ms, (std::vector<int64_t>{53, 59}));
   EXPECT_EQ(std::count(timer.measured_m.begin(), timer.measured_m.end(), 54), 0) << "the lowest M of 59's segment";
-  EXPECT_EQ(d.choice_for(54), "cublaslt:adapt") << tuning::explain_text(d);
+  EXPECT_EQ(d.choice_for(54), "cublaslt:adapt") << explain_text(d);
   EXPECT_EQ(d.choice_for(59), "cublaslt:adapt");
   EXPECT_EQ(d.choice_for(53), "cutlass:c1");  // a challenger's win stays
   EXPECT_EQ(d.choice, "cublaslt:adapt");      // the edge kept heur, the floor's answer there

@@ -10,8 +10,8 @@
 #include "fp8gemm/error.h"
 #include "fp8gemm/version.h"
 #include "test_tune_fakes.h"
-#include "tune/policy.h"
-#include "tune/selector.h"
+#include "tune/policy/decide.h"
+#include "tune/tuning_selector.h"
 
 namespace fp8gemm::testing {
 namespace {
@@ -93,11 +93,11 @@ TEST_F(SelectorTest, FloorPassesOverABackendWithoutADefault) {
 
 TEST_F(SelectorTest, EmptyDefaultTableUsesTheFloor) {
   SelectorConfig c = config();
-  c.rules = {};  // as on an architecture without a default table
+  c.exact_table = {};  // as on an architecture without a default table
   TuningSelector sel(c);
   EXPECT_EQ(sel.select(problem(16), "auto", nullptr), std::nullopt);  // the Context's floor
   EXPECT_EQ(sel.default_for(problem(16)).name(), "cublaslt:heur");
-  EXPECT_TRUE(tuning::default_rules(75).empty());  // no table for other architectures
+  EXPECT_TRUE(decision_tables(75).exact.empty());  // no table for other architectures
 }
 
 TEST_F(SelectorTest, DefaultTableRuleCoversItsMRange) {
@@ -105,7 +105,7 @@ TEST_F(SelectorTest, DefaultTableRuleCoversItsMRange) {
   c.backends = {&cublaslt, &cutlass};
   // Exact M bounds: a generated table starts and ends ranges at bucket edges or at the
   // segments inside buckets.
-  c.rules = {{DType::kE4M3, DType::kE4M3, DType::kBF16, 1, 4096, 4096, 9, 53, "cutlass:c0"},
+  c.exact_table = {{DType::kE4M3, DType::kE4M3, DType::kBF16, 1, 4096, 4096, 9, 53, "cutlass:c0"},
              {DType::kE4M3, DType::kE4M3, DType::kBF16, 1, 4096, 4096, 54, 64, "cublaslt:h1"}};
   TuningSelector sel(c);
   EXPECT_EQ(sel.select(problem(9), "auto", nullptr)->name(), "cutlass:c0");
@@ -151,7 +151,7 @@ TEST_F(SelectorTest, TunedSegmentsFollowTheCallsM) {
   FakeTimer timer;
   timer.true_us = times();
   timer.at_m = [](const std::string& name, int64_t m, double t) {
-    return name == "cutlass:c0" && m < 64 ? 30.0 : name == "cublaslt:h1" && m < 64 ? 6.0 : t;
+    return name == "cutlass:c0" && m < 60 ? 30.0 : name == "cublaslt:h1" && m < 64 ? 6.0 : t;
   };
   const auto d = sel.tune({problem(64)}, timer, {});
   ASSERT_EQ(d[0].segments.size(), 2u) << d[0].reason;

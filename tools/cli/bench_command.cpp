@@ -13,6 +13,7 @@
 #include "core/cuda_check.h"
 #include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
+#include "fp8gemm/tune.h"
 #include "measure/graph_timer.h"
 #include "measure/rounds.h"
 #include "tools/cli/command.h"
@@ -82,12 +83,14 @@ std::vector<NamedTactic> named_tactics(Context& ctx, const BenchOptions& o, cons
   return out;
 }
 
-// The candidates of one point: [cuBLASLt default, auto (if different), the named tactics that can
-// run p, the rest]; `protect` is set to how many lead the list (they all reach the full round).
+// The candidates of one point: [cuBLASLt default, auto and untuned auto (each if different), the
+// named tactics that can run p, the rest]; `protect` is set to how many lead the list (they all
+// reach the full round).
 // Backends that cannot list tactics for `p` are reported in `notes` and skipped, never fatal.
 std::vector<Tactic> candidates_for(Context& ctx, const BenchOptions& o, const std::vector<std::string>& selected,
                                    const Problem& p, const Tactic& reference,
-                                   const Tactic& auto_choice, const std::vector<NamedTactic>& named,
+                                   const Tactic& auto_choice, const Tactic& untuned_auto,
+                                   const std::vector<NamedTactic>& named,
                                    std::vector<std::string>& notes, int& protect) {
   std::vector<Tactic> out{reference};
   auto add = [&](const Tactic& t) {
@@ -96,6 +99,7 @@ std::vector<Tactic> candidates_for(Context& ctx, const BenchOptions& o, const st
     out.push_back(t);
   };
   add(auto_choice);
+  add(untuned_auto);
   for (const NamedTactic& t : named)
     if (t.tactic) add(*t.tactic);
   protect = int(out.size());
@@ -159,10 +163,11 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
                   "bench: the cuBLASLt backend, the reference of every ratio, is not available");
   const Tactic reference = cublaslt->default_tactic(p);
   const Tactic auto_choice = ctx.choose(p, "auto");
+  const Tactic untuned_auto = untuned_choice(ctx, p);  // what auto runs without the tuned cache
   const std::vector<NamedTactic> named = named_tactics(ctx, o, p);
   int protect = 1;
   const std::vector<Tactic> candidates =
-      candidates_for(ctx, o, selected, p, reference, auto_choice, named, point.notes, protect);
+      candidates_for(ctx, o, selected, p, reference, auto_choice, untuned_auto, named, point.notes, protect);
 
   RoundOptions rounds;
   rounds.prune_ratio = kPruneRatio;
@@ -239,6 +244,11 @@ BenchPoint bench_point(Context& ctx, GraphTimer& timer, const BenchOptions& o, c
   BenchEntry auto_entry = entry_of("auto", auto_timing, auto_timing ? "" : "not measured");
   flag_wrong_output(auto_entry, auto_choice);
   point.entries.push_back(auto_entry);
+  // untuned auto: the default chain's answer or the floor, the tuned-never-slower reference.
+  const Timing* untuned_timing = timing_of(untuned_auto);
+  BenchEntry untuned_entry = entry_of(kUntunedAutoLabel, untuned_timing, untuned_timing ? "" : "not measured");
+  flag_wrong_output(untuned_entry, untuned_auto);
+  point.entries.push_back(untuned_entry);
   // --add-tactic: one entry each (named_1, named_2, ... in the order given), timed or why not.
   for (size_t n = 0; n < named.size(); ++n) {
     const std::string label = "named_" + std::to_string(n + 1);
@@ -341,6 +351,7 @@ void run_bench(const BenchOptions& o) {
   std::cout << "\n";
   print_geomeans(std::cout, points);
   print_confirm_summary(std::cout, points);
+  print_tuned_slower(std::cout, points);
   // An --add-tactic that ran nowhere is an error: most likely a typo in its configuration.
   for (size_t n = 0; n < o.named.size(); ++n) {
     const std::string label = "named_" + std::to_string(n + 1);

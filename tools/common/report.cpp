@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <ostream>
+#include <utility>
+
+#include "fp8gemm/tune.h"
 
 namespace fp8gemm {
 
@@ -105,6 +108,46 @@ const BenchEntry* find_entry(const BenchPoint& p, const std::string& label) {
   for (const BenchEntry& e : p.entries)
     if (e.label == label) return &e;
   return nullptr;
+}
+
+namespace {
+
+// Tuned auto's entry and untuned auto's where both ran different tactics, else {nullptr, nullptr}.
+std::pair<const BenchEntry*, const BenchEntry*> tuned_and_untuned(const BenchPoint& p) {
+  const BenchEntry* tuned = find_entry(p, "auto");
+  const BenchEntry* untuned = find_entry(p, kUntunedAutoLabel);
+  if (!tuned || !untuned || !tuned->ok || !untuned->ok || tuned->tactic == untuned->tactic) return {nullptr, nullptr};
+  return {tuned, untuned};
+}
+
+}  // namespace
+
+std::vector<const BenchPoint*> tuned_slower_points(const std::vector<BenchPoint>& points) {
+  std::vector<const BenchPoint*> out;
+  for (const BenchPoint& p : points) {
+    const auto [tuned, untuned] = tuned_and_untuned(p);
+    if (!tuned) continue;
+    const double allowed = std::max(kMinTuningGain, kNoiseFactor * p.noise);
+    if (tuned->us > untuned->us * (1 + allowed)) out.push_back(&p);
+  }
+  return out;
+}
+
+void print_tuned_slower(std::ostream& os, const std::vector<BenchPoint>& points) {
+  size_t tuned = 0;
+  for (const BenchPoint& p : points) tuned += tuned_and_untuned(p).first != nullptr;
+  if (!tuned) return;
+  const std::vector<const BenchPoint*> slower = tuned_slower_points(points);
+  os << "tuned auto slower than untuned auto beyond the point's noise (max(" << kMinTuningGain * 100 << "%, "
+     << kNoiseFactor << "x noise)): " << slower.size() << " of the " << tuned << " points that ran a tuned choice\n";
+  for (const BenchPoint* p : slower) {
+    const auto [t, u] = tuned_and_untuned(*p);
+    char line[256];
+    std::snprintf(line, sizeof line, "  %s M=%lld: %.2f us against %.2f (x%.3f), noise %.1f%%: %s over %s\n",
+                  p->shape.c_str(), (long long)p->problem.m, t->us, u->us, u->us / t->us, 100 * p->noise,
+                  t->tactic.c_str(), u->tactic.c_str());
+    os << line;
+  }
 }
 
 std::vector<GeomeanRow> geomeans(const std::vector<BenchPoint>& points) {

@@ -68,6 +68,18 @@ struct BenchPoint {
   AutoConfirm confirm;
 };
 
+// The entry of what `auto` runs without the tuned cache (untuned_choice, fp8gemm/tune.h).
+inline constexpr const char* kUntunedAutoLabel = "auto_untuned";
+
+// The points where tuned `auto` is slower than untuned `auto` beyond the point's noise, by the
+// tuner's own rule: auto_us > auto_untuned_us x (1 + max(kMinTuningGain, kNoiseFactor x noise)).
+// The target of the tuned-never-slower guarantee is none (docs/tuning.md "Never slower than the
+// default"). Points where either did not run, or both ran the same tactic, are not counted.
+std::vector<const BenchPoint*> tuned_slower_points(const std::vector<BenchPoint>& points);
+// How many points ran a tuned choice other than untuned auto's, and which of them were slower, as
+// above; nothing when no point ran a tuned choice.
+void print_tuned_slower(std::ostream& os, const std::vector<BenchPoint>& points);
+
 // The point's entry with this label ("auto", "cublaslt_best", ...), or nullptr.
 const BenchEntry* find_entry(const BenchPoint& p, const std::string& label);
 

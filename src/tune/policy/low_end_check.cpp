@@ -2,6 +2,7 @@
 // floor"): segment_checks.h check_low_ends.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 
 #include "tune/policy/decide.h"
@@ -73,9 +74,12 @@ double time_again_at_top(ChoiceSegment& s, const Problem& top, const std::string
 // where the default and the adaptive floor run the same kernel at the top, their worse regret is
 // the top's for both, and the default kept the segment although the heuristic's own kernel was
 // faster at the lowest M.
-size_t least_regret(const std::vector<Contender>& contenders, double best_low, double best_top) {
-  const auto regret_of = [&](const Contender& c) {
-    return c.at_low > 0 ? std::max(c.at_low / best_low, c.at_sampled / best_top) : INFINITY;
+// Contenders not `allowed` never win; returns contenders.size() when none is allowed.
+size_t least_regret(const std::vector<Contender>& contenders, const std::vector<bool>& allowed, double best_low,
+                    double best_top) {
+  const auto regret_of = [&](size_t j) {
+    const Contender& c = contenders[j];
+    return allowed[j] && c.at_low > 0 ? std::max(c.at_low / best_low, c.at_sampled / best_top) : INFINITY;
   };
   const auto dominates = [](const Contender& a, const Contender& b) {
     return a.at_low > 0 && b.at_low > 0 && a.at_low <= b.at_low && a.at_sampled <= b.at_sampled &&
@@ -83,10 +87,50 @@ size_t least_regret(const std::vector<Contender>& contenders, double best_low, d
   };
   size_t w = 0;
   for (size_t j = 1; j < contenders.size(); ++j) {
-    const double rj = regret_of(contenders[j]), rw = regret_of(contenders[w]);
+    const double rj = regret_of(j), rw = regret_of(w);
     if (rj < rw || (rj == rw && dominates(contenders[j], contenders[w]))) w = j;
   }
-  return w;
+  return std::isinf(regret_of(w)) ? contenders.size() : w;
+}
+
+// Whether each contender is no slower than untuned `auto` at both ends of the segment, beyond
+// `threshold` (the gain a challenger needed: the key's noise): at the lowest M than `default_low`
+// (what `auto` runs there untuned, timed in the same round; 0 when it was not), at the sampled M
+// than the segment's default there. Why: tuning must never make an M slower than not tuning,
+// and a choice measured at one end can be the slower one at the other (docs/tuning.md "Never
+// slower than the default").
+std::vector<bool> no_slower_than_default(const std::vector<Contender>& contenders, const ChoiceSegment& s,
+                                         double default_low, double threshold) {
+  std::vector<bool> out;
+  for (const Contender& c : contenders)
+    out.push_back(c.at_low > 0 && (!(default_low > 0) || c.at_low <= default_low * (1 + threshold)) &&
+                  c.at_sampled <= s.default_us * (1 + threshold));
+  return out;
+}
+
+// Where a segment whose choice is not its default could not be checked at its lowest M (over the
+// budget, or the round failed), or where no contender is as fast as untuned `auto` at both ends:
+// the part below the sampled M, where nothing vouches for the choice, goes to `below` (what `auto`
+// runs there untuned), and the choice keeps the part it was measured at. segments[i + 1] is then
+// the upper part, as it was.
+void keep_only_the_measured_part(std::vector<ChoiceSegment>& segments, size_t i, const std::string& below,
+                                 const std::string& why) {
+  ChoiceSegment& s = segments[i];
+  ChoiceSegment lower;
+  lower.m_max = s.sampled_m - 1;
+  lower.sampled_m = s.sampled_m;
+  lower.tactic = below;
+  lower.default_tactic = s.default_tactic;
+  lower.us = lower.default_us = s.default_us;
+  lower.candidates.push_back({below, "skipped", 0, -1, "below M=" + std::to_string(s.sampled_m) + ": " + why});
+  for (auto it = s.candidates.begin(); it != s.candidates.end();)
+    if (it->status == "low end" || it->status == "failed") {
+      lower.candidates.push_back(std::move(*it));
+      it = s.candidates.erase(it);
+    } else {
+      ++it;
+    }
+  segments.insert(segments.begin() + long(i), std::move(lower));
 }
 
 }  // namespace
@@ -114,10 +158,19 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
   for (size_t i = 0; i < segments.size(); previous = segments[i].m_max, ++i) {
     ChoiceSegment& s = segments[i];
     const bool edge = i + 1 == segments.size();
-    if (edge && !adaptive) break;  // without the adaptive floor the edge's segment stays the edge's
+    // Without the adaptive floor the edge's segment is checked only where its choice is not its default.
+    if (edge && !adaptive && s.tactic == s.default_tactic) break;
     Problem q = problem;
     q.m = previous + 1;
     if (q.m >= s.sampled_m || !(s.us > 0) || !(s.default_us > 0)) continue;
+    // What `auto` runs at the lowest M untuned: the guarantee's reference there.
+    const std::string default_low = o.default_at ? o.default_at(q).name() : s.default_tactic;
+    // A choice other than the default that goes unchecked keeps only the part it was measured at.
+    const auto unchecked = [&](const std::string& why) {
+      if (s.tactic == s.default_tactic) return;
+      keep_only_the_measured_part(segments, i, default_low, why);
+      ++i;  // the upper part, the choice's
+    };
 
     std::vector<Contender> contenders{{s.tactic, s.us}};
     if (s.default_tactic != s.tactic) contenders.push_back({s.default_tactic, s.default_us});
@@ -156,13 +209,20 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
       // Costed as a sampled M's round (5 replays), although a check runs 3: with its own, lower
       // cost more checks fit the budget, and the whole-suite result was worse.
       const double cost_us = double(list.size()) * below_edge_cost_us(q);
-      if (cost_us > budget_us - (edge ? 0 : spent_below_edge_us)) continue;
+      if (cost_us > budget_us - (edge ? 0 : spent_below_edge_us)) {
+        unchecked("its lowest M could not be checked within the key budget");
+        continue;
+      }
       if (!edge) spent_below_edge_us += cost_us;
       r = timer.measure(q, list, kLowEndRound);
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
+      unchecked(std::string("checking its lowest M failed: ") + e.what());
       continue;
     }
-    if (r.size() != list.size() || !r[0].ok) continue;
+    if (r.size() != list.size() || !r[0].ok) {
+      unchecked("the choice did not run at its lowest M");
+      continue;
+    }
     double best_low = INFINITY, best_top = INFINITY;
     for (const Timing& x : r)
       if (x.ok) best_low = std::min(best_low, x.median_us);
@@ -170,7 +230,14 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
       contenders[j].at_low = r[j].ok ? r[j].median_us : 0;
       best_top = std::min(best_top, contenders[j].at_sampled);
     }
-    const size_t winner = least_regret(contenders, best_low, best_top);
+    double default_low_us = 0;  // untuned auto's time at the lowest M
+    for (const Timing& x : r)
+      if (x.ok && x.tactic.name() == default_low) default_low_us = x.median_us;
+    if (!(default_low_us > 0) && adaptive && default_low == floor_low)  // the adaptive floor ran it there
+      for (const Contender& c : contenders)
+        if (c.name == adaptive->name()) default_low_us = c.at_low;
+    const std::vector<bool> allowed = no_slower_than_default(contenders, s, default_low_us, threshold);
+    const size_t winner = least_regret(contenders, allowed, best_low, best_top);
     const std::string at = "at M=" + std::to_string(q.m) + ", the segment's lowest";
     const size_t first_row = s.candidates.size();
     for (const Timing& x : r)
@@ -183,6 +250,16 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
                            floor_top, backends))
         ++i;  // the adaptive floor's part of the lower part
       ++i;    // the upper part
+      continue;
+    }
+    // The choice slower than untuned auto at the lowest M, and the default the best of the rest:
+    // rather than the default taking the whole segment, the choice keeps the part it was
+    // measured at and the default runs below it.
+    if (winner == contenders.size() || (!allowed[0] && contenders[winner].name == s.default_tactic)) {
+      char why[160];
+      std::snprintf(why, sizeof why, "%s took %.4g us at M=%lld, untuned auto %.4g", s.tactic.c_str(),
+                    contenders[0].at_low, (long long)q.m, default_low_us);
+      unchecked(std::string("slower than the default at the segment's lowest M (") + why + ")");
       continue;
     }
     if (winner == 0) continue;
