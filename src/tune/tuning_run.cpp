@@ -5,7 +5,6 @@
 
 #include "core/steady_clock.h"
 #include "runtime/floor.h"
-#include "tune/tuning_selector.h"
 
 namespace fp8gemm::tuning {
 
@@ -75,12 +74,12 @@ class FailureWatch : public Timer {
 
 }  // namespace
 
-TuningRun::TuningRun(TuningSelector& selector, Timer& timer, const TuneOptions& options)
-    : selector_(selector), timer_(timer), options_(options) {
-  clock_ms_ = selector.config().clock_ms ? selector.config().clock_ms : std::function<double()>(steady_ms);
+TuningRun::TuningRun(const RunInputs& in, Timer& timer, const TuneOptions& options)
+    : in_(in), timer_(timer), options_(options) {
+  clock_ms_ = in.clock_ms ? in.clock_ms : std::function<double()>(steady_ms);
   policy_ = policy_options(options);
   policy_.clock_ms = clock_ms_;
-  policy_.default_at = [this](const Problem& q) { return selector_.default_for(q); };
+  policy_.default_at = in.default_for;
 }
 
 std::vector<Decision> TuningRun::run(const std::vector<Problem>& problems) {
@@ -107,7 +106,7 @@ std::vector<Decision> TuningRun::run(const std::vector<Problem>& problems) {
 
 Decision TuningRun::decision_for(const TuneKey& key, const Problem& rep) {
   if (auto it = by_key_.find(key.to_string()); it != by_key_.end()) return it->second;
-  if (auto e = selector_.cache_.find(key); e && !options_.retune) {
+  if (auto e = in_.cache.find(key); e && !options_.retune) {
     Decision d;
     d.problem = rep;
     d.key = key.to_string();
@@ -119,7 +118,7 @@ Decision TuningRun::decision_for(const TuneKey& key, const Problem& rep) {
     d.reason = "already in the cache (use retune to measure again)";
     return d;
   }
-  if (auto u = selector_.unmeasured(key.to_string()); u && u->failed && !options_.retune)
+  if (auto u = in_.unmeasured.find(key.to_string()); u && u->failed && !options_.retune)
     return kept_default(key, rep, "kept the default: measuring this key failed earlier in this process (" +
                                       u->reason + "); use retune to measure again");
   if (options_.run_budget_ms > 0 && clock_ms_() - start_ms_ >= options_.run_budget_ms)
@@ -131,28 +130,28 @@ Decision TuningRun::kept_default(const TuneKey& key, const Problem& rep, const s
   Decision d;
   d.problem = rep;
   d.key = key.to_string();
-  d.default_tactic = d.choice = selector_.default_for(rep).name();
-  d.floor_tactic = floor_choice(selector_.config().backends, rep).name();
+  d.default_tactic = d.choice = in_.default_for(rep).name();
+  d.floor_tactic = floor_choice(in_.backends, rep).name();
   d.reason = reason;
   return d;
 }
 
 Decision TuningRun::measured(const TuneKey& key, const Problem& rep) {
-  const std::vector<Backend*>& backends = selector_.config().backends;
-  const Tactic def = selector_.default_for(rep);
+  const std::vector<Backend*>& backends = in_.backends;
+  const Tactic def = in_.default_for(rep);
   TuneKey shape = key;
   shape.m_bucket = 0;
   policy_.preferred = neighbour_best_[shape.to_string()];
   FailureWatch watch(timer_);
   const Decision d = decide(rep, backends, def, floor_choice(backends, rep), watch, policy_);
   if (d.measured) {
-    selector_.cache_.put(entry_of(key, d));
+    in_.cache.put(entry_of(key, d));
     neighbour_best_[shape.to_string()] = best_of(d);
   }
   if (!d.measured && watch.failed())
-    selector_.record_unmeasured(key.to_string(), {watch.error(), true});
+    in_.unmeasured.record(key.to_string(), {watch.error(), true});
   else
-    selector_.forget_unmeasured(key.to_string());  // measured now, or nothing to measure
+    in_.unmeasured.forget(key.to_string());  // measured now, or nothing to measure
   return d;
 }
 

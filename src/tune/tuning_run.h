@@ -1,8 +1,8 @@
 // One tuning run over a list of problems (tune(), `fp8gemm tune`, a lazy tune of one key): the
 // order its keys are measured in, where each key's answer comes from (this run's own earlier
 // answer, the cache, an earlier failure, the spent run budget, else decide() measuring it), and
-// what it leaves in the selector: the measured entries and the keys whose measuring failed.
-// The caller holds the selector's tuning lock for the run.
+// what it leaves behind: the measured entries in the cache, the keys whose measuring failed. The
+// selector makes one per tune() and holds its tuning lock for the run.
 #pragma once
 
 #include <functional>
@@ -10,18 +10,28 @@
 #include <string>
 #include <vector>
 
+#include "fp8gemm/backend.h"
 #include "fp8gemm/tune.h"
 #include "measure/timer.h"
+#include "tune/cache/tune_cache.h"
 #include "tune/keys/tune_key.h"
 #include "tune/policy/decide.h"
+#include "tune/unmeasured_keys.h"
 
 namespace fp8gemm::tuning {
 
-class TuningSelector;
+// What a run works on: the selector's backends, cache and unmeasured keys, and its default.
+struct RunInputs {
+  const std::vector<Backend*>& backends;
+  TuneCache& cache;
+  UnmeasuredKeys& unmeasured;
+  std::function<Tactic(const Problem&)> default_for;  // what `auto` runs for a problem untuned
+  std::function<double()> clock_ms;                   // for budgets (tests); empty: steady_clock
+};
 
 class TuningRun {
  public:
-  TuningRun(TuningSelector& selector, Timer& timer, const TuneOptions& options);
+  TuningRun(const RunInputs& in, Timer& timer, const TuneOptions& options);
 
   // One Decision per problem, in the order given; keys are measured lightest first (docs/tuning.md
   // "Light after heavy") and a key met twice is tuned once. options.progress hears of each.
@@ -34,7 +44,7 @@ class TuningRun {
   Decision kept_default(const TuneKey& key, const Problem& rep, const std::string& reason);
   Decision measured(const TuneKey& key, const Problem& rep);
 
-  TuningSelector& selector_;
+  const RunInputs& in_;
   Timer& timer_;
   const TuneOptions& options_;
   std::function<double()> clock_ms_;

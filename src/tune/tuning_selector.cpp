@@ -86,10 +86,10 @@ std::optional<Tactic> TuningSelector::select(const Problem& p, const std::string
 std::optional<Tactic> TuningSelector::tune_lazily(const Problem& p) {
   const TuneKey key = key_of(p);
   const std::string name = key.to_string();
-  if (unmeasured(name)) return std::nullopt;  // tried once in this process: the table or floor
+  if (unmeasured_.find(name)) return std::nullopt;  // tried once in this process: the table or floor
   TuneLock lock(*this);
   if (auto t = cache_.find_tactic(key, p.m)) return t;  // another thread tuned it meanwhile
-  if (unmeasured(name)) return std::nullopt;
+  if (unmeasured_.find(name)) return std::nullopt;
   std::string failure;
   try {
     const Decision d = tune_locked({p}, own_timer(), config_.lazy_options).front();
@@ -103,45 +103,22 @@ std::optional<Tactic> TuningSelector::tune_lazily(const Problem& p) {
       }
       return Tactic::parse(d.choice_for(p.m));
     }
-    const std::optional<Unmeasured> u = unmeasured(name);  // tune_locked records a failure
+    const auto u = unmeasured_.find(name);  // tune_locked records a failure
     if (!u || !u->failed) {
-      record_unmeasured(name, {d.reason, false});  // nothing to measure: no need to list it again
+      unmeasured_.record(name, {d.reason, false});  // nothing to measure: no need to list it again
       return std::nullopt;
     }
     failure = u->reason;
   } catch (const std::exception& e) {
     failure = e.what();
-    record_unmeasured(name, {failure, true});
+    unmeasured_.record(name, {failure, true});
   }
   timer_.reset();  // after an out-of-memory its buffers are better left to the program
   warn_once("lazy:" + name, "tuning " + name + " failed; the default answers it in this process from now on: " + failure);
   return std::nullopt;
 }
 
-void TuningSelector::record_unmeasured(const std::string& key, Unmeasured u) {
-  std::lock_guard lock(unmeasured_mutex_);
-  unmeasured_[key] = std::move(u);
-}
-
-void TuningSelector::forget_unmeasured(const std::string& key) {
-  std::lock_guard lock(unmeasured_mutex_);
-  unmeasured_.erase(key);
-}
-
-std::optional<TuningSelector::Unmeasured> TuningSelector::unmeasured(const std::string& key) const {
-  std::lock_guard lock(unmeasured_mutex_);
-  auto it = unmeasured_.find(key);
-  if (it == unmeasured_.end()) return std::nullopt;
-  return it->second;
-}
-
-std::map<std::string, std::string> TuningSelector::failed_keys() const {
-  std::lock_guard lock(unmeasured_mutex_);
-  std::map<std::string, std::string> out;
-  for (const auto& [key, u] : unmeasured_)
-    if (u.failed) out.emplace(key, u.reason);
-  return out;
-}
+std::map<std::string, std::string> TuningSelector::failed_keys() const { return unmeasured_.failed(); }
 
 Timer& TuningSelector::own_timer() {
   if (!timer_) {
@@ -196,54 +173,19 @@ std::vector<Decision> TuningSelector::tune(const std::vector<Problem>& problems,
 
 std::vector<Decision> TuningSelector::tune_locked(const std::vector<Problem>& problems, Timer& timer,
                                                   const TuneOptions& options) {
-  return TuningRun(*this, timer, options).run(problems);
-}
-
-std::vector<CacheEntry> TuningSelector::valid_entries(const CacheFile& file, const std::string& path) {
-  if (!file.ok) {
-    if (!file.missing)
-      warn_once("file:" + path, "ignoring tuning cache " + path + ": " + file.problem);
-    return {};
-  }
-  std::vector<CacheEntry> kept;
-  for (const CacheEntry& e : file.entries) {
-    std::string why;
-    // The edge's tactic and each segment's, at the largest M it covers.
-    std::vector<CacheSegment> choices = e.segments;
-    if (choices.empty()) choices.push_back({e.key.m_bucket, e.tactic});
-    for (const CacheSegment& c : choices) {
-      try {
-        const Tactic t = Tactic::parse(c.tactic);
-        Backend* b = find_backend(config_.backends, t.backend);
-        Problem p = e.key.representative();
-        p.m = c.m_max;
-        if (!b) {
-          why = "backend " + t.backend + " is not part of this build";
-        } else if (const Verdict v = b->can_implement(p, t); !v.ok) {
-          why = c.tactic + " at M=" + std::to_string(c.m_max) + ": " + v.reason;
-        }
-      } catch (const std::exception& ex) {
-        why = ex.what();
-      }
-      if (!why.empty()) break;
-    }
-    if (why.empty())
-      kept.push_back(e);
-    else
-      warn_once("entry:" + path + ":" + e.key.to_string(),
-                "dropping tuned entry " + e.key.to_string() + " -> " + e.tactic + " from " + path + ": " + why);
-  }
-  return kept;
+  const RunInputs in{config_.backends, cache_, unmeasured_, [this](const Problem& q) { return default_for(q); },
+                     config_.clock_ms};
+  return TuningRun(in, timer, options).run(problems);
 }
 
 size_t TuningSelector::load(const std::string& path) {
-  const std::vector<CacheEntry> entries = valid_entries(read_cache_file(path, Validators::of(config_.device)), path);
+  const std::vector<CacheEntry> entries = usable_entries(read_cache_file(path, Validators::of(config_.device)), path, config_.backends);
   cache_.replace(entries);
   return entries.size();
 }
 
 size_t TuningSelector::merge(const std::string& path) {
-  const std::vector<CacheEntry> entries = valid_entries(read_cache_file(path, Validators::of(config_.device)), path);
+  const std::vector<CacheEntry> entries = usable_entries(read_cache_file(path, Validators::of(config_.device)), path, config_.backends);
   cache_.merge(entries, /*overwrite=*/false);
   return entries.size();
 }

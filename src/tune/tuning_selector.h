@@ -16,6 +16,7 @@
 #include "tune/cache/tune_cache.h"
 #include "tune/policy/decide.h"
 #include "tune/defaults/default_chain.h"
+#include "tune/unmeasured_keys.h"
 
 namespace fp8gemm::tuning {
 
@@ -91,24 +92,12 @@ class TuningSelector : public Selector {
   std::optional<Tactic> tuned_gemm_of_layer(const Problem& p) const;
   DefaultChain chain() const { return {&config_.exact_table, &config_.selector_rules, config_.device.sm_count}; }
   std::vector<Decision> tune_locked(const std::vector<Problem>& problems, Timer& timer, const TuneOptions& options);
-  std::vector<CacheEntry> valid_entries(const CacheFile& file, const std::string& path);
   std::optional<Tactic> tune_lazily(const Problem& p);
   class TuneLock;      // holds tune_mutex_ (tuning_selector.cpp)
   Timer& own_timer();  // under tune_mutex_
   // Releases the timer if a scope end asked for it and lazy tuning is no longer active; called
   // by whoever holds tune_mutex_ when it lets go (see exit_scope).
   void release_if_asked();
-
-  // A key tuning left unmeasured in this process. Lazy tuning does not try it again (the table
-  // or floor answers it); a failed one is also reported unmeasured by tune() until a retune.
-  struct Unmeasured {
-    std::string reason;
-    bool failed = false;  // measuring threw, or no timer could be made
-  };
-  void record_unmeasured(const std::string& key, Unmeasured u);
-  void forget_unmeasured(const std::string& key);
-  std::optional<Unmeasured> unmeasured(const std::string& key) const;
-  friend class TuningRun;  // tuning_run.h: one run's keys, under tune_mutex_
 
   SelectorConfig config_;
   TuneCache cache_;
@@ -118,10 +107,7 @@ class TuningSelector : public Selector {
   mutable std::mutex tune_mutex_;
   std::unique_ptr<Timer> timer_;
   std::atomic<bool> release_asked_{false};  // by the last scope's end, while tune_mutex_ was held
-  // Written under tune_mutex_ too; its own lock lets a lazy call on a failed key answer without
-  // waiting for another key's measurement.
-  mutable std::mutex unmeasured_mutex_;
-  std::map<std::string, Unmeasured> unmeasured_;
+  UnmeasuredKeys unmeasured_;  // written under tune_mutex_ too
 };
 
 }  // namespace fp8gemm::tuning

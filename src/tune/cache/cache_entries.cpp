@@ -1,13 +1,14 @@
-// Tuned entries between processes (tune.h export_entries / import_entries): the cache file's
-// text (cache_file.cpp writes and parses it), so that entries from another rank are checked
-// exactly as a file's are (validators, every field) and then as a loaded file's are (tactics that
-// parse and run here).
+// Which entries of a cache file this build can use, and tuned entries between processes (tune.h
+// export_entries / import_entries) as the cache file's text (cache_file.cpp writes and parses it),
+// so that entries from another rank are checked exactly as a file's are (validators, every field)
+// and then as a loaded file's are (tactics that parse and run here).
 #include <algorithm>
 #include <set>
 
 #include "core/cuda_check.h"
 #include "runtime/floor.h"
 #include "tune/cache/tune_cache.h"
+#include "tune/cache/warnings.h"
 
 namespace fp8gemm::tuning {
 
@@ -29,6 +30,23 @@ std::string unusable_here(const CacheEntry& e, const std::vector<Backend*>& back
     }
   }
   return "";
+}
+
+std::vector<CacheEntry> usable_entries(const CacheFile& file, const std::string& path,
+                                       const std::vector<Backend*>& backends) {
+  if (!file.ok) {
+    if (!file.missing) warn_once("file:" + path, "ignoring tuning cache " + path + ": " + file.problem);
+    return {};
+  }
+  std::vector<CacheEntry> kept;
+  for (const CacheEntry& e : file.entries) {
+    if (const std::string why = unusable_here(e, backends); why.empty())
+      kept.push_back(e);
+    else
+      warn_once("entry:" + path + ":" + e.key.to_string(),
+                "dropping tuned entry " + e.key.to_string() + " -> " + e.tactic + " from " + path + ": " + why);
+  }
+  return kept;
 }
 
 std::string export_cache_text(const TuneCache& cache, const Validators& validators,

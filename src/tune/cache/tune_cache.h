@@ -155,6 +155,11 @@ ImportReport import_cache_text(TuneCache& cache, const std::string& text, const 
 // Why `e` cannot be used with `backends` ("" when it can): its tactic, or a segment's at its
 // largest M, does not parse, names a backend not built, or fails can_implement.
 std::string unusable_here(const CacheEntry& e, const std::vector<Backend*>& backends);
+// The entries of a file read from `path` that can be used with `backends` (unusable_here), each
+// other one dropped with a warning; a file that is not usable at all is warned about once (not
+// when it is missing) and gives none.
+std::vector<CacheEntry> usable_entries(const CacheFile& file, const std::string& path,
+                                       const std::vector<Backend*>& backends);
 
 // "<gpu-name-slug>-sm<cc>-<sms>sm-fp8gemm<version>.json": conventional_cache_path's file name.
 std::string cache_file_name(const DeviceInfo& device);
