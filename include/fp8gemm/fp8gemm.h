@@ -33,6 +33,17 @@ struct BmmFp8Args {
 // Checks every rule of docs/design.md "Semantics" without touching the GPU's work queue and
 // returns the Problem. Throws Error(kInvalidArgument) naming the argument and the rule.
 Problem validate(const BmmFp8Args& args, const DeviceInfo& device);
+// The same rules but the pointers' (dims, dtypes, the device's compute capability): for tools that
+// plan calls before they have memory (`fp8gemm tune`, `bench`, `explain`).
+Problem validate_problem(const BmmFp8Args& args, const DeviceInfo& device);
+
+// The most rows one backend call takes: m*k and m*n within 2^31-1, what every backend's 32-bit
+// sizes and strides hold (a multiple of 64 where that is at least 64). bmm_fp8 and linear_fp8 run
+// a larger m as several calls on whole rows, so validation accepts it.
+int64_t max_call_rows(int64_t n, int64_t k);
+// Throws Error(kInvalidArgument) when `p` has more rows than one backend call takes: what a
+// backend, the tuner or a benchmark is given directly.
+void require_one_call(const Problem& p);
 
 // Validates, chooses a tactic ("auto", a backend name, or a tactic name) and enqueues the GEMM
 // on `stream`. Uses default_context() when ctx is null. An empty problem (batch or m == 0) is a

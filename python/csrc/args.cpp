@@ -2,8 +2,8 @@
 
 #include <c10/util/Exception.h>
 
-#include "core/cuda_check.h"
-#include "core/validate.h"
+#include "fp8gemm/check.h"
+#include "fp8gemm/fp8gemm.h"
 
 namespace fp8gemm::torch_ops {
 

@@ -12,7 +12,7 @@
 
 #include "api/row_chunks.h"
 #include "args.h"
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
 

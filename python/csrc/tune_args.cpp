@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "args.h"
-#include "core/validate.h"
+#include "fp8gemm/fp8gemm.h"
 #include "fp8gemm/tune.h"
 
 namespace fp8gemm::torch_ops {

@@ -14,7 +14,7 @@
 
 #include "args.h"
 #include "tune_args.h"
-#include "core/validate.h"
+#include "fp8gemm/fp8gemm.h"
 #include "fp8gemm/tune.h"
 #include "fp8gemm/tune_report.h"
 

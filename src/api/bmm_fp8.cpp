@@ -1,7 +1,7 @@
 // The C++ entry point: validate, then run on the given Context or the device's default one.
 #include "api/call_context.h"
 #include "api/row_chunks.h"
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
 

@@ -4,7 +4,7 @@
 #include <memory>
 #include <mutex>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "fp8gemm/context.h"
 #include "fp8gemm/tune.h"
 

@@ -1,6 +1,6 @@
 // The linear layer's entry point: validate, choose the GEMM, quantize the activations with
 // src/quantize's kernels, then run the GEMM on them with the bias in its epilogue.
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
 #include "fp8gemm/linear.h"

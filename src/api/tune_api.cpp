@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "fp8gemm/tune.h"
-#include "measure/graph_timer.h"
+#include "fp8gemm/measure.h"
 #include "tune/tuning_selector.h"
 #include "tune/cache/warnings.h"
 

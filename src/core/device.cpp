@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "fp8gemm/device.h"
 
 namespace fp8gemm {

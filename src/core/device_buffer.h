@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 
 namespace fp8gemm {
 

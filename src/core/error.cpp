@@ -1,4 +1,4 @@
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 
 #include <cstring>
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 
 namespace fp8gemm {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "core/fp8_codec.h"
 
 namespace fp8gemm {

@@ -1,4 +1,4 @@
-#include "core/reference.h"
+#include "fp8gemm/verify.h"
 
 #include <algorithm>
 #include <cmath>

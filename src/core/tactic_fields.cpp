@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 
 namespace fp8gemm {
 

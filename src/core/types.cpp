@@ -4,7 +4,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "fp8gemm/types.h"
 
 namespace fp8gemm {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 
 namespace fp8gemm {
 

@@ -18,16 +18,9 @@ using PointerInspector = std::function<PointerInfo(const void*)>;
 // cudaPointerGetAttributes; never leaves a CUDA error pending.
 PointerInfo inspect_cuda_pointer(const void* ptr);
 
-// The most rows one backend call takes: m*k and m*n within 2^31-1, what every backend's 32-bit sizes
-// and strides hold (a multiple of 64 where that is at least 64). A larger m runs as several calls on
-// whole rows (api/row_chunks.h), so validation accepts it.
-int64_t max_call_rows(int64_t n, int64_t k);
-// Throws Error(kInvalidArgument) when `p` has more rows than one backend call takes: what a backend,
-// the tuner or a benchmark is given directly (bmm_fp8 and linear_fp8 split such calls first).
-void require_one_call(const Problem& p);
+// max_call_rows, require_one_call and validate_problem are public (fp8gemm/fp8gemm.h); a larger m
+// runs as several calls on whole rows (api/row_chunks.h).
 
-// Dims, dtypes and the device's compute capability only (no pointers).
-Problem validate_problem(const BmmFp8Args& args, const DeviceInfo& device);
 // Everything: validate_problem, then (for a non-empty problem) every pointer rule.
 Problem validate(const BmmFp8Args& args, const DeviceInfo& device, const PointerInspector& inspect);
 

@@ -1,6 +1,6 @@
-// GraphTimer (graph_timer.h): measure() and compare_outputs(), on the state and steps of
+// GraphTimer (fp8gemm/measure.h): measure() and compare_outputs(), on the state and steps of
 // graph_timer_impl.h.
-#include "measure/graph_timer.h"
+#include "fp8gemm/measure.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "core/device_buffer.h"
 #include "core/steady_clock.h"
 #include "fp8gemm/fp8gemm.h"

@@ -1,7 +1,7 @@
 // The GraphTimer's buffers, probes, graphs and launches (graph_timer_impl.h).
 #include <algorithm>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "fp8gemm/backend.h"
 #include "fp8gemm/fp8gemm.h"
 #include "measure/graph_timer_impl.h"

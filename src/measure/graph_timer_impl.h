@@ -13,7 +13,7 @@
 
 #include "core/device_buffer.h"
 #include "core/steady_clock.h"
-#include "measure/graph_timer.h"
+#include "fp8gemm/measure.h"
 
 namespace fp8gemm {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 
 namespace fp8gemm::measure_kernels {
 

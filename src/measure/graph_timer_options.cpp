@@ -4,8 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "measure/graph_timer.h"
-#include "measure/rounds.h"
+#include "fp8gemm/measure.h"
 
 namespace fp8gemm {
 

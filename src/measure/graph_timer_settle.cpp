@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "measure/graph_timer_impl.h"
 
 namespace fp8gemm {

@@ -1,11 +1,11 @@
-#include "measure/rounds.h"
+#include "fp8gemm/measure.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <string>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 
 namespace fp8gemm {
 

@@ -1,4 +1,4 @@
-#include "measure/verify.h"
+#include "fp8gemm/verify.h"
 
 #include <vector>
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "fp8gemm/models.h"
 
 namespace fp8gemm::models {

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "core/quantize_rule.h"
 
 namespace fp8gemm::quantize {

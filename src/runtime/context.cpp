@@ -5,7 +5,7 @@
 #include <mutex>
 #include <shared_mutex>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "core/validate.h"
 #include "runtime/floor.h"
 #include "runtime/registry.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 
 namespace fp8gemm {
 

@@ -1,6 +1,6 @@
 #include "runtime/stream_workspaces.h"
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 
 namespace fp8gemm {
 

@@ -12,7 +12,7 @@
 
 #include "fp8gemm/backend.h"
 #include "fp8gemm/tune.h"
-#include "measure/timer.h"
+#include "fp8gemm/measure.h"
 #include "tune/cache/tune_cache.h"
 #include "tune/keys/tune_key.h"
 #include "tune/policy/decide.h"

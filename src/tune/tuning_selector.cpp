@@ -1,6 +1,6 @@
 #include "tune/tuning_selector.h"
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "tune/cache/warnings.h"
 #include "tune/tuning_run.h"
 

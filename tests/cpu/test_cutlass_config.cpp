@@ -10,7 +10,7 @@
 #include "backends/cutlass/cutlass_backend.h"
 #include "backends/cutlass/kernels.h"
 #include "fp8gemm/error.h"
-#include "measure/verify.h"
+#include "fp8gemm/verify.h"
 
 namespace fp8gemm::cutlass_backend {
 namespace {

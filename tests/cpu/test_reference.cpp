@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "core/fp8_codec.h"
-#include "core/reference.h"
+#include "fp8gemm/verify.h"
 
 namespace fp8gemm {
 namespace {

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "fp8gemm/error.h"
-#include "measure/rounds.h"
+#include "fp8gemm/measure.h"
 
 namespace fp8gemm {
 namespace {
@@ -223,7 +223,6 @@ TEST(Rounds, EmptyCandidateListIsAnError) {
 }  // namespace fp8gemm
 // The GraphTimer's call sizing (pure arithmetic, no GPU): >= 20 calls for short kernels, fewer
 // once a replay reaches ~1 ms, never below 3.
-#include "measure/graph_timer.h"
 
 namespace fp8gemm {
 namespace {

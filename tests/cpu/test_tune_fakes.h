@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "fp8gemm/backend.h"
-#include "measure/timer.h"
+#include "fp8gemm/measure.h"
 
 namespace fp8gemm::testing {
 

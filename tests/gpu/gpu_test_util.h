@@ -9,11 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "core/device_buffer.h"
-#include "core/reference.h"
+#include "fp8gemm/verify.h"
 #include "fp8gemm/fp8gemm.h"
-#include "measure/verify.h"
 
 namespace fp8gemm::testing {
 

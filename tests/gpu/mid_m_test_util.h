@@ -11,7 +11,7 @@
 #include "backends/mid_m/mid_m_layout.h"
 #include "backends/mid_m/mid_m_select.h"
 #include "gpu_test_util.h"
-#include "measure/verify.h"
+#include "fp8gemm/verify.h"
 
 namespace fp8gemm::mid_m_test {
 

@@ -13,7 +13,7 @@
 #include "backends/small_m/small_m_config.h"
 #include "backends/small_m/small_m_layout.h"
 #include "gpu_test_util.h"
-#include "measure/verify.h"
+#include "fp8gemm/verify.h"
 
 namespace fp8gemm::small_m_test {
 

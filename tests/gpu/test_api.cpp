@@ -7,7 +7,7 @@
 
 #include "core/device_buffer.h"
 #include "core/fp8_codec.h"
-#include "core/reference.h"
+#include "fp8gemm/verify.h"
 #include "gpu_test_util.h"
 
 namespace fp8gemm {

@@ -11,8 +11,8 @@
 #include "backends/cublaslt/algo_name.h"
 #include "backends/cublaslt/query.h"
 #include "gpu_test_util.h"
-#include "measure/graph_timer.h"
-#include "measure/verify.h"
+#include "fp8gemm/measure.h"
+#include "fp8gemm/verify.h"
 #include "tools/common/shapes.h"
 
 namespace fp8gemm {

@@ -1,4 +1,4 @@
-// Every cudnn tactic against the float64 reference (measure/verify.h: fresh random inputs and
+// Every cudnn tactic against the float64 reference (fp8gemm/verify.h: fresh random inputs and
 // scales, output poisoned with NaN first) over batches, odd m, n and k off any tile, both out
 // types and every supported FP8 pair; names that rebuild their plans; a run inside CUDA-graph
 // capture. Skipped, with the reason, where cuDNN cannot be loaded.

@@ -1,4 +1,4 @@
-// Every CUTLASS tactic against the float64 reference (measure/verify.h: fresh random inputs and
+// Every CUTLASS tactic against the float64 reference (fp8gemm/verify.h: fresh random inputs and
 // scales, output poisoned with NaN first): b > 1, odd m (1, 3, 17, 255), n and k that are not
 // multiples of the tiles, both out types and every supported FP8 pair. Plus one run inside
 // CUDA-graph capture (stream-K clears its workspace with an async memset there).
@@ -11,9 +11,8 @@
 #include <vector>
 
 #include "core/device_buffer.h"
-#include "core/reference.h"
+#include "fp8gemm/verify.h"
 #include "gpu_test_util.h"
-#include "measure/verify.h"
 
 namespace fp8gemm {
 namespace {

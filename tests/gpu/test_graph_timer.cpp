@@ -3,8 +3,7 @@
 #include <cmath>
 
 #include "gpu_test_util.h"
-#include "measure/graph_timer.h"
-#include "measure/rounds.h"
+#include "fp8gemm/measure.h"
 
 namespace fp8gemm {
 namespace {

@@ -10,7 +10,7 @@
 #include "api/row_chunks.h"
 #include "core/device_buffer.h"
 #include "core/fp8_codec.h"
-#include "core/reference.h"
+#include "fp8gemm/verify.h"
 #include "gpu_test_util.h"
 
 namespace fp8gemm {

@@ -15,7 +15,7 @@
 #include "core/device_buffer.h"
 #include "core/fp8_codec.h"
 #include "core/quantize_rule.h"
-#include "core/reference.h"
+#include "fp8gemm/verify.h"
 #include "gpu_test_util.h"
 #include "quantize/quantize.h"
 

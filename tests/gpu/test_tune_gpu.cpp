@@ -13,8 +13,7 @@
 #include "gpu_test_util.h"
 #include "scoped_env.h"
 #include "fp8gemm/tune.h"
-#include "measure/graph_timer.h"
-#include "measure/rounds.h"
+#include "fp8gemm/measure.h"
 #include "tune/keys/tune_key.h"
 #include "tune/tuning_selector.h"
 

@@ -10,12 +10,10 @@
 #include <optional>
 #include <sstream>
 
-#include "core/cuda_check.h"
-#include "core/validate.h"
+#include "fp8gemm/check.h"
 #include "fp8gemm/fp8gemm.h"
 #include "fp8gemm/tune.h"
-#include "measure/graph_timer.h"
-#include "measure/rounds.h"
+#include "fp8gemm/measure.h"
 #include "tools/cli/command.h"
 #include "tools/cli/options.h"
 #include "tools/common/confirm.h"

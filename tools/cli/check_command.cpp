@@ -5,10 +5,9 @@
 #include <limits>
 #include <vector>
 
-#include "core/cuda_check.h"
-#include "core/validate.h"
+#include "fp8gemm/check.h"
 #include "fp8gemm/fp8gemm.h"
-#include "measure/verify.h"
+#include "fp8gemm/verify.h"
 #include "tools/cli/command.h"
 #include "tools/cli/options.h"
 #include "tools/common/shapes.h"

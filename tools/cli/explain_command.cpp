@@ -4,7 +4,6 @@
 // (the exact table's rule, the selector rule and the backend's own rule that fired, or the floor).
 #include <iostream>
 
-#include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
 #include "fp8gemm/tune.h"
 #include "fp8gemm/tune_report.h"

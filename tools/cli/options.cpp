@@ -7,9 +7,9 @@
 #include <iostream>
 #include <sstream>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "fp8gemm/backend.h"
-#include "core/validate.h"
+#include "fp8gemm/fp8gemm.h"
 #include "tools/cli/command.h"
 #include "tools/common/files.h"
 

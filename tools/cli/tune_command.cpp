@@ -10,8 +10,7 @@
 #include <set>
 #include <tuple>
 
-#include "core/cuda_check.h"
-#include "core/validate.h"
+#include "fp8gemm/check.h"
 #include "fp8gemm/fp8gemm.h"
 #include "fp8gemm/tune.h"
 #include "fp8gemm/tune_report.h"

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "measure/rounds.h"
+#include "fp8gemm/measure.h"
 
 namespace fp8gemm {
 

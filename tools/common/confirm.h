@@ -6,12 +6,12 @@
 #include <iosfwd>
 #include <vector>
 
-#include "measure/timer.h"
+#include "fp8gemm/measure.h"
 #include "tools/common/report.h"
 
 namespace fp8gemm {
 
-// Replays of the head-to-head round, each >= 300 us (measure/rounds.h long_replays).
+// Replays of the head-to-head round, each >= 300 us (fp8gemm/measure.h long_replays).
 constexpr int kConfirmReplays = 9;
 // Head-to-head rounds per point: bench runs them as that many passes over the points, and a point's
 // verdict is its median round, since a single round can move a point by about the width of the

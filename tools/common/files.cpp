@@ -8,7 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 
 namespace fp8gemm {
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <ostream>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "fp8gemm/models.h"
 #include "tools/common/shapes.h"
 

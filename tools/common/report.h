@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "fp8gemm/types.h"
-#include "measure/timer.h"
+#include "fp8gemm/measure.h"
 
 namespace fp8gemm {
 

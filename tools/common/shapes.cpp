@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "fp8gemm/tune.h"
 
 namespace fp8gemm {

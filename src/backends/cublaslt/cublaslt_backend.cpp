@@ -18,7 +18,7 @@
 
 #include "backends/cublaslt/algo_name.h"
 #include "backends/cublaslt/query.h"
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 
 namespace fp8gemm {
 namespace {

@@ -17,7 +17,7 @@
 
 #include "backends/cudnn/cudnn_library.h"
 #include "backends/cudnn/plan_name.h"
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 
 namespace fp8gemm {
 namespace {

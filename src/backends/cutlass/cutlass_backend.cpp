@@ -6,7 +6,7 @@
 
 #include "backends/cutlass/config.h"
 #include "backends/cutlass/kernels.h"
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "core/decision_tables.h"
 
 namespace fp8gemm {

@@ -25,7 +25,7 @@
 
 #include "backends/cutlass/config.h"
 #include "backends/cutlass/kernels.h"
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 
 namespace fp8gemm::cutlass_backend {
 

@@ -8,7 +8,7 @@
 
 #include "backends/mid_m/mid_m_launch.h"
 #include "backends/mid_m/mid_m_select.h"
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "core/sm90/kernel_image.h"
 
 namespace fp8gemm {

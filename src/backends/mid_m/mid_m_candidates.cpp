@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "backends/mid_m/mid_m_select.h"
-#include "core/cuda_check.h"  // FP8GEMM_REQUIRE
+#include "fp8gemm/check.h"  // FP8GEMM_REQUIRE
 
 namespace fp8gemm::mid_m {
 

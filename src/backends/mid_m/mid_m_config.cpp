@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "core/tactic_fields.h"
 
 namespace fp8gemm::mid_m {

@@ -1,7 +1,7 @@
 // The dtype pair of a problem picks the translation unit whose kernels run it.
 #include "backends/mid_m/mid_m_launch.h"
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 
 namespace fp8gemm::mid_m {
 

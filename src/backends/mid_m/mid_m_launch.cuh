@@ -8,7 +8,7 @@
 
 #include "backends/mid_m/mid_m_kernel.cuh"
 #include "backends/mid_m/mid_m_launch.h"
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "core/sm90/tensor_map.h"
 
 namespace fp8gemm::mid_m::kernel {

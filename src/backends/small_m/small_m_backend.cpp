@@ -8,7 +8,7 @@
 
 #include "backends/small_m/small_m_config.h"
 #include "backends/small_m/small_m_launch.h"
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "core/sm90/kernel_image.h"
 
 namespace fp8gemm {

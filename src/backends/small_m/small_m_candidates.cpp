@@ -12,7 +12,7 @@
 #include "backends/small_m/small_m_config.h"
 #include "backends/small_m/small_m_layout.h"
 #include "backends/small_m/small_m_recipe.h"
-#include "core/cuda_check.h"  // FP8GEMM_REQUIRE
+#include "fp8gemm/check.h"  // FP8GEMM_REQUIRE
 #include "core/decision_tables.h"
 
 namespace fp8gemm::small_m {

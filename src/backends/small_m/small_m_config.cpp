@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "backends/small_m/small_m_layout.h"
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "core/tactic_fields.h"
 
 namespace fp8gemm::small_m {

@@ -28,7 +28,7 @@
 
 #include "backends/small_m/small_m_launch.h"
 #include "backends/small_m/small_m_layout.h"
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "core/sm90/arch.cuh"
 #include "core/sm90/cluster.cuh"
 #include "core/sm90/cp_async.cuh"

@@ -4,7 +4,7 @@
 
 #include <mutex>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 
 namespace fp8gemm::sm90 {
 namespace {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <set>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "runtime/floor.h"
 #include "tune/cache/tune_cache.h"
 #include "tune/cache/warnings.h"

@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "tune/cache/tune_cache.h"
 #include "tune/cache/file_io.h"
 #include "tune/cache/warnings.h"

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "tune/cache/warnings.h"
 
 namespace fp8gemm::tuning {

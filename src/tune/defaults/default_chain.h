@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "fp8gemm/backend.h"
-#include "measure/timer.h"
+#include "fp8gemm/measure.h"
 #include "runtime/floor.h"
 #include "core/decision_tables.h"
 

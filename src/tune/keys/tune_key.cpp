@@ -4,7 +4,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "core/cuda_check.h"
+#include "fp8gemm/check.h"
 #include "core/validate.h"
 
 namespace fp8gemm {

@@ -7,8 +7,7 @@
 
 #include "fp8gemm/backend.h"
 #include "fp8gemm/tune.h"
-#include "measure/rounds.h"
-#include "measure/timer.h"
+#include "fp8gemm/measure.h"
 
 namespace fp8gemm::tuning {
 

@@ -10,8 +10,7 @@
 
 #include "fp8gemm/backend.h"
 #include "fp8gemm/tune.h"
-#include "measure/rounds.h"
-#include "measure/timer.h"
+#include "fp8gemm/measure.h"
 #include "tune/keys/tune_key.h"
 #include "tune/policy/candidates.h"
 #include "tune/policy/round_plan.h"

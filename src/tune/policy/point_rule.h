@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "fp8gemm/tune.h"
-#include "measure/timer.h"
+#include "fp8gemm/measure.h"
 
 namespace fp8gemm::tuning {
 

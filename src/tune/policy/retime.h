@@ -6,8 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "measure/rounds.h"
-#include "measure/timer.h"
+#include "fp8gemm/measure.h"
 
 namespace fp8gemm::tuning {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "measure/graph_timer.h"
+#include "fp8gemm/measure.h"
 #include "tune/policy/decide.h"
 
 namespace fp8gemm::tuning {

@@ -4,8 +4,7 @@
 
 #include <cstddef>
 
-#include "measure/rounds.h"
-#include "measure/timer.h"
+#include "fp8gemm/measure.h"
 
 namespace fp8gemm::tuning {
 

@@ -11,7 +11,7 @@
 
 #include "fp8gemm/backend.h"
 #include "fp8gemm/tune.h"
-#include "measure/timer.h"
+#include "fp8gemm/measure.h"
 
 namespace fp8gemm::tuning {
 

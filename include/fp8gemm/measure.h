@@ -1,18 +1,117 @@
-// The GPU Timer (docs/design.md "Measuring"): CUDA-graph replays of back-to-back calls over weights
-// rotating through >= 2x L2, fresh random FP8 activations, warm-up, round-robin replays across
-// candidates, median per call. One GraphTimer is used by one thread at a time.
+// Measuring tactics as fp8gemm measures them, for benchmarks and the tuner: the Timer interface
+// (timings, options), rounds that prune before timing at full length, and the GPU timer that
+// replays CUDA graphs over rotating weights (docs/design.md "Measuring"). `fp8gemm bench` and the
+// tuner use exactly this; the policy's tests run against fakes of Timer.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "fp8gemm/types.h"
-#include "measure/timer.h"
 
 namespace fp8gemm {
 
+// ---- The Timer interface ----------------------------------------------------------------------
+// The most calls one replay holds: long replays of short calls stop here (long_replays,
+// GraphTimerOptions::min_replay_us).
+constexpr int kMaxCallsPerReplay = 200;
+
+struct MeasureOptions {
+  int calls_per_replay = 0;  // 0: automatic (>= 20 short calls, >= 3 once a replay is >= ~1 ms)
+  int replays = 7;           // timed graph replays per candidate (median taken); >= 5 for reports
+  int warmup_replays = 1;
+  // false: nothing runs before the timed replays but the warm-up replays (none with
+  // warmup_replays = 0), and heavy calls are not settled (GraphTimerOptions): for rounds of
+  // calls known to be light, where a timed replay needs no warm-up before it.
+  bool settle = true;
+};
+
+struct Timing {
+  Tactic tactic;
+  bool ok = false;            // false: the candidate failed to run (error says why)
+  std::string error;
+  double median_us = 0;       // per call
+  std::vector<double> samples_us;  // per call, one per replay, in measurement order
+};
+
+class Timer {
+ public:
+  virtual ~Timer() = default;
+
+  // Times every candidate on `p`, round-robin (A B C A B C ...), each as a CUDA-graph replay of
+  // back-to-back calls over weights rotating through >= 2x L2. Candidates may repeat (the same
+  // tactic twice gives the noise floor). Never throws for a failing candidate: it is reported
+  // with ok = false.
+  virtual std::vector<Timing> measure(const Problem& p, const std::vector<Tactic>& candidates,
+                                      const MeasureOptions& options) = 0;
+
+  // Runs `reference` and each candidate on the same fresh random inputs and returns, per
+  // candidate, max |out - ref_out| / max |ref_out| (infinity when it failed or wrote NaN).
+  virtual std::vector<double> compare_outputs(const Problem& p, const Tactic& reference,
+                                              const std::vector<Tactic>& candidates) = 0;
+
+  // Wall time spent so far, per stage of measuring (e.g. "capture", "settle", "replays"), in ms,
+  // summed over the timer's life: where a tuning run's time goes. Empty when not kept.
+  virtual std::map<std::string, double> spent_ms() const { return {}; }
+};
+
+// ---- Rounds: prune early, time the finalists at full length ---------------------------------
+struct RoundOptions {
+  double prune_ratio = 1.3;  // after the short round, drop candidates slower than this x best
+  int max_finalists = 8;     // at most this many go to the full round (plus the reference)
+  // candidates[0, protected_candidates) reach the full round whatever their short-round time
+  // (unless they fail) and do not count towards max_finalists: e.g. `auto` in a benchmark.
+  int protected_candidates = 1;
+  // Also send every backend's fastest short-round candidate (within prune_ratio) to the full
+  // round, beyond max_finalists. A benchmark needs it: a backend with no finalist could only show
+  // a one-replay short-round time, and the short and full rounds can run at different clocks
+  // (docs/tuning.md "The bench's best is a full-round time").
+  bool best_of_each_backend = false;
+  MeasureOptions short_round{0, 1, 1};
+  MeasureOptions full_round{0, 7, 1};
+};
+
+struct RoundResult {
+  // The reference (candidates[0], the default) timed twice in the full round: the first is its
+  // timing, |t1 - t2| / t1 is the noise floor.
+  Timing reference;
+  double noise = 0;
+  std::vector<Timing> finalists;  // full-round timings of every candidate that survived pruning (all ok)
+  std::vector<Timing> pruned;     // short-round timings of those that did not (or failed); a
+                                  // finalist that fails in the full round lands here too
+  std::map<std::string, double> short_us;  // every candidate's short-round time (when it ran)
+
+};
+
+// The noise floor from one tactic timed twice in one round-robin (`first`, then `again` later in
+// each cycle): the median over replays of |again / first - 1|, replay by replay (the medians'
+// difference when the sample counts differ).
+double paired_noise(const Timing& first, const Timing& again);
+
+// How long a long replay lasts at least (long_replays): the retime's and bench's head-to-head rounds.
+constexpr double kLongReplayUs = 300;
+
+// A round for a few candidates whose calls take ~`call_us`: `replays` replays of as many calls
+// as make >= `replay_us` (3 to kMaxCallsPerReplay calls). A round's 20-call replay of calls of a
+// few microseconds is short, and its noise floor too high to tell two tactics a few percent
+// apart; longer replays bring it well under a percent (docs/tuning.md "Retiming a challenger").
+MeasureOptions long_replays(double call_us, int replays, double replay_us = kLongReplayUs);
+
+// candidates[0] is the reference (default) tactic; it always reaches the full round. The short
+// round runs only when there are >= 2 challengers; the full round is one Timer::measure call
+// over [reference, finalists..., reference].
+RoundResult measure_in_rounds(Timer& timer, const Problem& p, const std::vector<Tactic>& candidates,
+                              const RoundOptions& options = {});
+
+// ---- The GPU timer ---------------------------------------------------------------------------
+// CUDA-graph replays of back-to-back calls over weights rotating through >= 2x L2, fresh random
+// FP8 activations, warm-up, round-robin replays across candidates, median per call. One
+// GraphTimer is used by one thread at a time.
 class Context;  // fp8gemm/fp8gemm.h: the timer runs its tactics through one
 
 struct GraphTimerOptions {

@@ -1,7 +1,12 @@
-// Float64 reference GEMM and the accuracy check every backend and tactic must pass.
+// Checking a tactic's output: fresh random FP8 inputs, the float64 reference GEMM, the tolerance
+// every backend and tactic must meet, and one tactic run against it with its output poisoned
+// first (`fp8gemm check`, the GPU tests).
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -9,6 +14,7 @@
 
 namespace fp8gemm {
 
+// ---- Inputs, the float64 reference and the tolerance -----------------------------------------
 // Host-side inputs of a problem, as stored on the device (A [b,m,k], B [b,n,k], out [b,m,n]).
 struct HostInputs {
   std::vector<uint8_t> a, b;
@@ -63,5 +69,34 @@ struct CheckResult {
 // `out` holds the device output copied to the host (bf16 or fp16 bits).
 CheckResult check_output(const Problem& p, const std::vector<uint16_t>& out, const Reference& ref,
                          const Tolerance& tol);
+
+// ---- One tactic against the reference --------------------------------------------------------
+class Context;  // fp8gemm/fp8gemm.h: the tactic runs through one
+
+// Whether a tactic may accumulate with FP8 fast accumulation (sets the tolerance). Tactics that
+// promote partial sums to full FP32 say so in their names ("fast_accum=0" or "acc32"); any
+// other tactic is held to the (looser) fast-accumulation bound.
+bool tactic_uses_fast_accum(const Tactic& t);
+
+// One problem's random inputs, float64 reference and device buffers, reused for every tactic
+// checked on it (the reference is the expensive part).
+class VerifyCase {
+ public:
+  VerifyCase(const Problem& p, uint64_t seed);
+  ~VerifyCase();
+  const Problem& problem() const { return problem_; }
+  // Poisons out, runs `t`, synchronizes `stream`, compares. Throws Error on CUDA failures.
+  CheckResult run(Context& ctx, const Tactic& t, cudaStream_t stream = nullptr);
+
+ private:
+  struct Buffers;
+  Problem problem_;
+  Reference reference_;
+  std::unique_ptr<Buffers> buffers_;
+};
+
+// VerifyCase(p, seed).run(ctx, t, stream).
+CheckResult verify_tactic(Context& ctx, const Problem& p, const Tactic& t, uint64_t seed,
+                          cudaStream_t stream = nullptr);
 
 }  // namespace fp8gemm

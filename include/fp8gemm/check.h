@@ -1,4 +1,7 @@
-// Error helpers: every failure carries the call site and names the argument and rule.
+// Throwing fp8gemm::Error with the call site, as the library does everywhere and its front ends
+// (the CLI, the torch extension) do too: FP8GEMM_REQUIRE(cond, kind, message parts...),
+// FP8GEMM_FAIL(kind, parts...), FP8GEMM_CUDA_CHECK(cuda call). Every message names the argument and
+// the rule.
 #pragma once
 
 #include <cuda_runtime_api.h>
