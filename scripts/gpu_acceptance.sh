@@ -12,6 +12,12 @@
 #                                             suite's M values and at M between bucket edges
 #   scripts/gpu_acceptance.sh BIN_DIR tune-between   the same without the suite's M values (half
 #                                             the device time; their points are bucket edges)
+#   scripts/gpu_acceptance.sh BIN_DIR never-slower   `tune` of the suite and the held-out shapes
+#                                             (data/tables/sm90/validation_shapes.txt) at every M
+#                                             bucket, then `bench` between bucket edges: the count of
+#                                             points where tuned auto is slower than untuned auto
+#                                             beyond the point's noise (target: none; docs/tuning.md
+#                                             "Never slower than the default")
 #   scripts/gpu_acceptance.sh BIN_DIR torch   the PyTorch pytest suite and bench_torch.py over the
 #                                             whole suite (TORCH_BUNDLE, default
 #                                             build-torch-bundle), reusing $OUT/cache.json if the
@@ -49,7 +55,7 @@ case "$PHASE" in
     step check timeout 60 "$F" check --quiet
     # `bench --add-tactic`: named tactics get their own rows, and a name that runs nowhere fails.
     step add_tactic timeout 60 "$F" bench --shape 4096,4096 --m 1,16 --backend small_m \
-      --add-tactic "small_m:wgmma,rows=64,splitk=2,stages=12,l2pf=0,pdl=1,wload=cp" --add-tactic cublaslt:heuristic
+      --add-tactic "small_m:wgmma,rows=64,splitk=2,stages=12,pdl=1,wload=cp" --add-tactic cublaslt:heuristic
     [ "$PHASE" = tests ] && continue
     step bench_small timeout 150 "$F" bench --model all --m 1,2,4,8,16,24,32,48,64,96,128,192,256 --tactics all \
       --csv "$OUT/suite_small.csv" --json "$OUT/logs/suite_small.json"
@@ -67,6 +73,16 @@ case "$PHASE" in
     step explain timeout 20 "$F" explain --shape 6144,4096 --m 40 --cache "$OUT/cache.json"
     unset FP8GEMM_CACHE
     ;;
+  never-slower)
+    held_out=$(awk '!/^#/{printf " --shape %s,%s", $2, $3}' "$(dirname "$0")/../data/tables/sm90/validation_shapes.txt")
+    step tune_held timeout 230 "$F" tune --model all $held_out --m buckets --run-budget-s 220 \
+      --cache "$OUT/never_slower.json" --json "$OUT/logs/tune_never_slower.json" ${TUNE_ARGS:-}
+    export FP8GEMM_CACHE="$OUT/never_slower.json"
+    step tuned_vs_untuned timeout 300 "$F" bench --model all $held_out --m 3,12,40,100,200,300,700,1500 \
+      --csv "$OUT/tuned_vs_untuned.csv"
+    unset FP8GEMM_CACHE
+    summary+=("$(grep -h "tuned auto slower" "$OUT/logs/tuned_vs_untuned.log" || echo "tuned_vs_untuned: no tuned point ran")")
+    ;;
   torch)
     # gpu_torch_suite.sh writes its own logs; they join ours. bench_torch tunes only the keys
     # the cache lacks (all of them if the tune phase did not run in this call).
@@ -74,7 +90,7 @@ case "$PHASE" in
       "${TORCH_BUNDLE:-build-torch-bundle}" -- --key-budget-ms 100 --run-budget-ms 120000 --cache "$OUT/cache.json"
     cp "$OUT/logs/torch/bench_torch.csv" "$OUT/logs/torch/bench_torch.md" "$OUT/" 2> /dev/null
     ;;
-  *) echo "unknown phase $PHASE (tests, bench, tune, tune-between, torch)" >&2; exit 2 ;;
+  *) echo "unknown phase $PHASE (tests, bench, tune, tune-between, never-slower, torch)" >&2; exit 2 ;;
 esac
 done
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> "$OUT/logs/nvidia-smi.csv" 2>&1
