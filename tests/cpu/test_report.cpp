@@ -88,6 +88,20 @@ TEST(Report, TableShowsEveryEntryAndTheNoise) {
   EXPECT_NE(g.str().find("1.250"), std::string::npos) << g.str();
 }
 
+// A backend with no tactic at a point is not a failure: its row says why, and "failed" appears
+// only where something ran and failed.
+TEST(Report, ABackendWithoutATacticIsNotCalledFailed) {
+  std::ostringstream os;
+  BenchPoint p = point(64, 10, 8, 9);
+  p.entries.push_back({"small_m_best", false, 0, "", "n/a (no tactic for this problem)"});
+  p.entries.push_back({"cutlass_best", false, 0, "cutlass:sm90_x", "launch failed"});
+  print_point(os, p, true);
+  const std::string s = os.str();
+  EXPECT_EQ(s.find("failed: n/a"), std::string::npos) << s;
+  EXPECT_NE(s.find("  n/a (no tactic for this problem)"), std::string::npos) << s;
+  EXPECT_NE(s.find("cutlass:sm90_x: launch failed"), std::string::npos) << s;
+}
+
 TEST(Report, CsvQuotesTacticNamesWithCommas) {
   std::ostringstream os;
   write_csv(os, {point(16, 10, 8, 9)});

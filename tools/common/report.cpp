@@ -206,9 +206,9 @@ void print_point(std::ostream& os, const BenchPoint& point, bool header) {
       std::snprintf(line, sizeof line, "%-17s %10.2f %8.1f %8.0f %6.1f %9.3f %6s  %s%s%s\n", e.label.c_str(), e.us,
                     m.tflops, m.gbps, m.roofline_pct, m.ratio, noise.c_str(), e.tactic.c_str(),
                     e.note.empty() ? "" : "  # ", e.note.c_str());
-    else
-      std::snprintf(line, sizeof line, "%-17s %10s %8s %8s %6s %9s %6s  %s: %s\n", e.label.c_str(), "-", "-", "-",
-                    "-", "-", noise.c_str(), e.tactic.empty() ? "failed" : e.tactic.c_str(), e.note.c_str());
+    else  // the note says why: "n/a (no tactic for this problem)", "failed: ...", "not measured"
+      std::snprintf(line, sizeof line, "%-17s %10s %8s %8s %6s %9s %6s  %s%s%s\n", e.label.c_str(), "-", "-", "-",
+                    "-", "-", noise.c_str(), e.tactic.c_str(), e.tactic.empty() ? "" : ": ", e.note.c_str());
     os << line;
   }
   for (const std::string& note : point.notes) os << "    note: " << note << "\n";
