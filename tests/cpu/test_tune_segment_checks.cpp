@@ -54,6 +54,10 @@ TEST_F(PolicyTest, SegmentLowEndCheckKeepsASlowerChoiceOnlyWhereItWasMeasured) {
   EXPECT_GE(low_end_rows, 2);
   EXPECT_TRUE(said) << explain_text(d);
   EXPECT_NE(explain_text(d).find("low end"), std::string::npos);
+  // The lower part says where it was timed and what ran there.
+  EXPECT_NE(explain_text(d).find("at M=49 (its choice covers M up to 52; default cublaslt:heur)"), std::string::npos)
+      << explain_text(d);
+  EXPECT_NE(d.reason.find("M<=52: the default at M=49"), std::string::npos) << d.reason;
   // 1% slower at the bottom (within the threshold, 1.5% with no noise), 25% faster at the top:
   // the challenger keeps its segment.
   bottom = 10.1;

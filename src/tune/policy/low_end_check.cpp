@@ -111,17 +111,17 @@ std::vector<bool> no_slower_than_default(const std::vector<Contender>& contender
 // Where a segment whose choice is not its default could not be checked at its lowest M (over the
 // budget, or the round failed), or where no contender is as fast as untuned `auto` at both ends:
 // the part below the sampled M, where nothing vouches for the choice, goes to `below` (what `auto`
-// runs there untuned), and the choice keeps the part it was measured at. segments[i + 1] is then
-// the upper part, as it was.
+// runs there untuned, `below_us` at the lowest M `low` where the check timed it, else 0), and the
+// choice keeps the part it was measured at. segments[i + 1] is then the upper part, as it was.
 void keep_only_the_measured_part(std::vector<ChoiceSegment>& segments, size_t i, const std::string& below,
-                                 const std::string& why) {
+                                 int64_t low, double below_us, const std::string& why) {
   ChoiceSegment& s = segments[i];
   ChoiceSegment lower;
   lower.m_max = s.sampled_m - 1;
-  lower.sampled_m = s.sampled_m;
+  lower.sampled_m = low;
   lower.tactic = below;
-  lower.default_tactic = s.default_tactic;
-  lower.us = lower.default_us = s.default_us;
+  lower.default_tactic = below;
+  lower.us = lower.default_us = below_us;
   lower.candidates.push_back({below, "skipped", 0, -1, "below M=" + std::to_string(s.sampled_m) + ": " + why});
   for (auto it = s.candidates.begin(); it != s.candidates.end();)
     if (it->status == "low end" || it->status == "failed") {
@@ -166,9 +166,9 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     // What `auto` runs at the lowest M untuned: the guarantee's reference there.
     const std::string default_low = o.default_at ? o.default_at(q).name() : s.default_tactic;
     // A choice other than the default that goes unchecked keeps only the part it was measured at.
-    const auto unchecked = [&](const std::string& why) {
+    const auto unchecked = [&](const std::string& why, double default_low_us = 0) {
       if (s.tactic == s.default_tactic) return;
-      keep_only_the_measured_part(segments, i, default_low, why);
+      keep_only_the_measured_part(segments, i, default_low, q.m, default_low_us, why);
       ++i;  // the upper part, the choice's
     };
 
@@ -259,7 +259,7 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
       char why[160];
       std::snprintf(why, sizeof why, "%s took %.4g us at M=%lld, untuned auto %.4g", s.tactic.c_str(),
                     contenders[0].at_low, (long long)q.m, default_low_us);
-      unchecked(std::string("slower than the default at the segment's lowest M (") + why + ")");
+      unchecked(std::string("slower than the default at the segment's lowest M (") + why + ")", default_low_us);
       continue;
     }
     if (winner == 0) continue;
