@@ -8,6 +8,7 @@
 // when FP8GEMM_TUNE=1. Nothing is ever profiled while the call's stream is being captured.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <functional>
@@ -93,6 +94,9 @@ struct Decision {
 // floor of the default timed twice) (docs/tuning.md "Measuring one key").
 inline constexpr double kMinTuningGain = 0.015;
 inline constexpr double kNoiseFactor = 2.0;
+inline double tuning_threshold(double noise, double min_gain = kMinTuningGain, double noise_factor = kNoiseFactor) {
+  return std::max(min_gain, noise_factor * noise);
+}
 
 // What a tuning run may spend, on what, and whom it tells. The rule itself has no settings
 // (docs/tuning.md "Measuring one key").

@@ -76,9 +76,7 @@ void run(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, co
     if (p.empty()) return;
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream(dev).stream();
     const GemmArgs gemm{args.a, args.b, args.a_scale, args.b_scale, args.out};
-    // A call split by rows (api/row_chunks.h): every part's choice before any GPU work.
-    if (splits_rows(p))
-      for_each_row_chunk(p, gemm, [&](const Problem& part, const GemmArgs&) { ctx.resolve(part, backend, stream); });
+    if (splits_rows(p)) resolve_every_part(ctx, p, gemm, backend, stream);  // api/row_chunks.h
     for_each_row_chunk(p, gemm, [&](const Problem& part, const GemmArgs& g) {
       // Memoized choice (Context::resolve): a steady-state call asks no selector and copies no name.
       const std::shared_ptr<const Context::Resolved> r = ctx.resolve(part, backend, stream);

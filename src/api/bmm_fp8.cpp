@@ -25,13 +25,9 @@ void bmm_fp8(const BmmFp8Args& args, cudaStream_t stream, const std::string& bac
   Context& context = call_context(ctx);
   const Problem p = validate(args, context.device());
   if (p.empty()) return;
-  if (splits_rows(p)) {
-    // Every part's choice before any GPU work: a backend that cannot run one fails first.
-    for_each_row_chunk(p, GemmArgs{args.a, args.b, args.a_scale, args.b_scale, args.out},
-                       [&](const Problem& part, const GemmArgs&) { context.resolve(part, backend, stream); });
-  }
-  for_each_row_chunk(p, GemmArgs{args.a, args.b, args.a_scale, args.b_scale, args.out},
-                     [&](const Problem& part, const GemmArgs& g) { context.run(part, g, stream, backend); });
+  const GemmArgs gemm{args.a, args.b, args.a_scale, args.b_scale, args.out};
+  if (splits_rows(p)) resolve_every_part(context, p, gemm, backend, stream);  // one call resolves as it runs
+  for_each_row_chunk(p, gemm, [&](const Problem& part, const GemmArgs& g) { context.run(part, g, stream, backend); });
 }
 
 }  // namespace fp8gemm

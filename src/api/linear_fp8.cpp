@@ -64,7 +64,7 @@ void run_linear(Context& ctx, const LinearArgs& args, const Problem& p, cudaStre
   // The GEMM's choice first (each part's, for a call split by rows): a backend or tactic that cannot
   // run the layer fails before any GPU work.
   const GemmArgs gemm{args.scratch, args.w, args.x_scale, args.w_scale, args.out, args.bias};
-  for_each_row_chunk(p, gemm, [&](const Problem& part, const GemmArgs&) { ctx.resolve(part, backend, stream); });
+  resolve_every_part(ctx, p, gemm, backend, stream);
   const int64_t count = p.m * p.k;
   if (dynamic)
     quantize::launch_dynamic(args.x, args.x_type, count, args.x_scale, args.scratch,

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "core/validate.h"
+#include "fp8gemm/context.h"
 #include "fp8gemm/types.h"
 
 namespace fp8gemm {
@@ -36,6 +38,13 @@ void for_each_row_chunk(const Problem& p, const GemmArgs& g, Fn&& fn) {
       fn(part, a);
     }
   }
+}
+
+// Every part's choice (Context::resolve, memoized) before any GPU work, so that a backend or tactic
+// that cannot run one part fails before the first part is launched.
+inline void resolve_every_part(Context& ctx, const Problem& p, const GemmArgs& g, const std::string& backend,
+                               cudaStream_t stream) {
+  for_each_row_chunk(p, g, [&](const Problem& part, const GemmArgs&) { ctx.resolve(part, backend, stream); });
 }
 
 }  // namespace fp8gemm

@@ -25,9 +25,14 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
-tuning::TuningSelector& selector_of(Context& ctx) {
+// ctx's built-in tuning selector (installed if it has none), nullptr when ctx has a custom one.
+tuning::TuningSelector* builtin_selector(Context& ctx) {
   install_autotuner(ctx);
-  auto* sel = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
+  return dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
+}
+
+tuning::TuningSelector& selector_of(Context& ctx) {
+  tuning::TuningSelector* sel = builtin_selector(ctx);
   FP8GEMM_REQUIRE(sel, kInvalidArgument,
                   "this Context has a custom selector (set_selector); the tuning API needs the built-in one");
   return *sel;
@@ -69,20 +74,17 @@ CacheTuneRun tune_into_cache(Context& ctx, const std::vector<Problem>& problems,
 }
 
 std::string explain_choice(Context& ctx, const Problem& p) {
-  install_autotuner(ctx);
-  auto* sel = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
+  tuning::TuningSelector* sel = builtin_selector(ctx);
   return sel ? sel->explain(p) : "a custom selector (set_selector) chose";
 }
 
 Tactic untuned_choice(Context& ctx, const Problem& p) {
-  install_autotuner(ctx);
-  auto* sel = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
+  tuning::TuningSelector* sel = builtin_selector(ctx);
   return sel ? sel->default_for(p) : ctx.choose(p, "auto");
 }
 
 std::map<std::string, std::string> failed_keys(Context& ctx) {
-  install_autotuner(ctx);
-  auto* sel = dynamic_cast<tuning::TuningSelector*>(ctx.selector().get());
+  tuning::TuningSelector* sel = builtin_selector(ctx);
   return sel ? sel->failed_keys() : std::map<std::string, std::string>{};
 }
 

@@ -127,8 +127,7 @@ std::vector<const BenchPoint*> tuned_slower_points(const std::vector<BenchPoint>
   for (const BenchPoint& p : points) {
     const auto [tuned, untuned] = tuned_and_untuned(p);
     if (!tuned) continue;
-    const double allowed = std::max(kMinTuningGain, kNoiseFactor * p.noise);
-    if (tuned->us > untuned->us * (1 + allowed)) out.push_back(&p);
+    if (tuned->us > untuned->us * (1 + tuning_threshold(p.noise))) out.push_back(&p);
   }
   return out;
 }

@@ -165,7 +165,7 @@ RoundResult rounds_at_edge(const Problem& problem, const std::vector<Tactic>& li
   RoundResult rr = measure_in_rounds(timer, problem, measured, plan.rounds);
   d.measured = true;
   d.noise = rr.noise;
-  d.threshold = std::max(o.min_gain, o.noise_factor * rr.noise);
+  d.threshold = tuning_threshold(rr.noise, o.min_gain, o.noise_factor);
   d.default_us = rr.reference.median_us;
   d.choice_us = d.default_us;
   d.candidates.push_back({d.default_tactic, "default", rr.reference.median_us, 0,

@@ -163,8 +163,14 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     Problem q = problem;
     q.m = previous + 1;
     if (q.m >= s.sampled_m || !(s.us > 0) || !(s.default_us > 0)) continue;
-    // What `auto` runs at the lowest M untuned: the guarantee's reference there.
-    const std::string default_low = o.default_at ? o.default_at(q).name() : s.default_tactic;
+    // What `auto` runs at the lowest M untuned: the guarantee's reference there (the segment's
+    // default when that cannot be asked).
+    std::optional<Tactic> there;
+    try {
+      if (o.default_at) there = o.default_at(q);
+    } catch (const std::exception&) {
+    }
+    const std::string default_low = there ? there->name() : s.default_tactic;
     // A choice other than the default that goes unchecked keeps only the part it was measured at.
     const auto unchecked = [&](const std::string& why, double default_low_us = 0) {
       if (s.tactic == s.default_tactic) return;
@@ -202,10 +208,7 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     try {
       for (const Contender& c : contenders) add(Tactic::parse(c.name));
       // The default there: what `auto` runs at q untuned (unless the adaptive floor runs it).
-      if (o.default_at) {
-        const Tactic there = o.default_at(q);
-        if (!(adaptive && there.name() == floor_low)) add(there);
-      }
+      if (there && !(adaptive && default_low == floor_low)) add(*there);
       // Costed as a sampled M's round (5 replays), although a check runs 3: with its own, lower
       // cost more checks fit the budget, and the whole-suite result was worse.
       const double cost_us = double(list.size()) * below_edge_cost_us(q);

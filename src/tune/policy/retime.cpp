@@ -56,7 +56,7 @@ Retime retime(const Problem& q, const Tactic& reference, const Tactic& challenge
   r.reference_us = std::min(t[0].median_us, t[2].median_us);
   r.challenger_us = t[1].median_us;
   r.noise = paired_noise(t[0], t[2]);
-  r.threshold = std::max(o.min_gain, o.noise_factor * r.noise);
+  r.threshold = tuning_threshold(r.noise, o.min_gain, o.noise_factor);
   const std::string head = "timed again with the default, " + std::to_string(round.replays) + " replays of " +
                            std::to_string(round.calls_per_replay) + " calls: ";
   const std::string times = us(r.challenger_us) + " against " + us(r.reference_us) + ", " +
