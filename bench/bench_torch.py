@@ -45,6 +45,9 @@ def parse_args():
     p.add_argument("--csv", help="per-point results")
     p.add_argument("--md", help="markdown table of the results")
     p.add_argument("--skip-overhead", action="store_true")
+    p.add_argument("--no-tune", action="store_true", help="time untuned auto only (the tuned column repeats it)")
+    p.add_argument("--torch-fast-accum", type=int, choices=(0, 1), default=1,
+                   help="torch._scaled_mm's use_fast_accum; 0 is how vLLM and SGLang call it (torch's default)")
     return p.parse_args()
 
 
@@ -66,8 +69,9 @@ class Point:
     """Inputs of one (shape, M): fresh A [1, m, k]; the shape's `copies` weights [n, k] (shared by
     its M values) total >= 2x L2."""
 
-    def __init__(self, m, W):
+    def __init__(self, m, W, fast_accum=True):
         self.copies, self.n, self.k = W.shape
+        self.fast_accum = fast_accum
         self.W = W
         self.A = random_fp8(1, m, self.k)
         self.sa = torch.tensor(0.5, device="cuda")
@@ -75,7 +79,7 @@ class Point:
 
     def torch_call(self, i):
         return torch._scaled_mm(self.A[0], self.W[i % self.copies].t(), self.sa, self.sb, out_dtype=OUT,
-                                use_fast_accum=True)
+                                use_fast_accum=self.fast_accum)
 
     def fp8gemm_call(self, i, backend="auto"):
         W = self.W[i % self.copies : i % self.copies + 1]
@@ -181,8 +185,8 @@ def main():
     defaults = {(m, n, k): fp8gemm.choose(m, n, k) for _, m, n, k in points}
     t0 = time.time()
     keys = sorted({(m, n, k) for _, m, n, k in points})
-    decisions = fp8gemm.tune(keys, key_budget_ms=args.key_budget_ms, run_budget_ms=args.run_budget_ms,
-                             cache=args.cache)
+    decisions = [] if args.no_tune else fp8gemm.tune(keys, key_budget_ms=args.key_budget_ms,
+                                                     run_budget_ms=args.run_budget_ms, cache=args.cache)
     print(f"# tuned {len(keys)} keys in {time.time() - t0:.0f} s ({sum(d['measured'] for d in decisions)} measured)",
           flush=True)
 
@@ -196,7 +200,7 @@ def main():
             W = None
             torch.cuda.empty_cache()
             W, W_shape = random_fp8(max(1, math.ceil(2 * l2 / (n * k))), n, k), (n, k)
-        t, calls = bench_point(Point(m, W), defaults[(m, n, k)], args.replays)
+        t, calls = bench_point(Point(m, W, bool(args.torch_fast_accum)), defaults[(m, n, k)], args.replays)
         row = dict(shape=name, M=m, N=n, K=k, calls=calls, torch_us=t["torch"], default_us=t["default"],
                    tuned_us=t["tuned"], x_default=t["torch"] / t["default"], x_tuned=t["torch"] / t["tuned"],
                    default_tactic=defaults[(m, n, k)], tuned_tactic=fp8gemm.choose(m, n, k))

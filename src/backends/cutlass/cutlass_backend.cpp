@@ -40,7 +40,7 @@ class CutlassBackend final : public Backend {
   }
 
   // In preference order for p.m (the tuner's short round takes each backend's first tactics
-  // when a key's time budget is tight): the default (a rule's or vLLM's), then the kernels of its
+  // when a key's time budget is tight): the default (a rule's or the M buckets'), then the kernels of its
   // orientation (swapped A/B for m <= 64, unswapped above), then the rest, in configs.def order;
   // each persistent kernel also launched with PDL ("_pdl"), right after it. PDL is a choice,
   // not a default: it shortens short calls at small M but slows some long-K ones
@@ -69,10 +69,10 @@ class CutlassBackend final : public Backend {
   }
 
   // The generated default rules (core/decision_tables.h: cutlass): the first rule that covers p and
-  // whose config runs it; else vLLM's choice (vllm_default).
+  // whose config runs it; else the M buckets' choice (bucket_default).
   Tactic default_tactic(const Problem& p) override {
     if (const BoxRule* r = rule_for(p)) return Tactic{"cutlass", r->action};
-    return vllm_default(p);
+    return bucket_default(p);
   }
 
   std::string default_rule(const Problem& p) override {
@@ -82,9 +82,10 @@ class CutlassBackend final : public Backend {
            r->action + " (" + r->evidence + ")";
   }
 
-  // vLLM's SM90 FP8 M buckets (configs.def rows c1..c5), each with fallbacks for reduced builds and
-  // mixed FP8 types; the tuner measures the real choice.
-  Tactic vllm_default(const Problem& p) {
+  // vLLM's M bucket edges (16, 64, 128) and 2048, each bucket on this table's tiles for it with
+  // fallbacks for reduced builds and mixed FP8 types; where no generated rule covers p. The tuner
+  // measures the real choice.
+  Tactic bucket_default(const Problem& p) {
     static const char* const kSmallM[] = {"sm90_pingpong_64x16x256_c4x1x1_swap", "sm90_pingpong_64x128x128_c2x1x1"};
     static const char* const kUpTo64[] = {"sm90_pingpong_64x64x256_c1x1x1_swap", "sm90_pingpong_64x16x256_c4x1x1_swap",
                                           "sm90_pingpong_64x128x128_c2x1x1"};
