@@ -43,3 +43,19 @@ def assert_close_to_reference(out, A, B, A_scale, B_scale, factor=1.0):
     assert ratio <= 1.0, f"max |out - ref| / allowed = {ratio:.3g}"
     fro = (err.norm() / ref.norm().clamp_min(1e-30)).item()
     assert fro < 1e-2 * factor, f"relative Frobenius error {fro:.3g}"
+
+
+def layer_reference(x_fp8, weight, x_scale, w_scale, bias):
+    """The linear layer's float64 out from its quantized input, and sum|x*w| (scaled as the out)."""
+    ref = (x_fp8.double() @ weight.double().t()) * x_scale.double() * w_scale.double()
+    abs_sum = (x_fp8.double().abs() @ weight.double().abs().t()) * x_scale.double() * w_scale.double()
+    return ref + (bias.double() if bias is not None else 0), abs_sum
+
+
+def assert_layer_close(y, ref, abs_sum):
+    """The GEMM's tolerance (include/fp8gemm/verify.h Tolerance): an output ulp plus fast accumulation's error."""
+    rtol = 2.0**-7 if y.dtype == torch.bfloat16 else 2.0**-10
+    err = (y.double() - ref).abs()
+    allowed = rtol * ref.abs() + 2.0**-9 * abs_sum + 1e-30
+    assert not torch.isnan(y).any()
+    assert (err / allowed).max().item() <= 1.0, (err / allowed).max().item()

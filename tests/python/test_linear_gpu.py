@@ -10,6 +10,7 @@ import torch
 
 import fp8gemm
 from conftest import HAS_GPU
+from helpers import assert_layer_close, layer_reference
 from fp8gemm.scaling import E4M3, per_tensor_scale, quantize_e4m3
 
 pytestmark = pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA GPU (torch.cuda.is_available() is False)")
@@ -40,21 +41,6 @@ def test_dynamic_scale_is_per_tensor_scale(dtype, m, k):
         want = per_tensor_scale(x)
         assert torch.equal(s, want), (s.item(), want.item())
         assert same_codes(q, quantize_e4m3(x, want))
-
-
-def float64_reference(x_fp8, weight, x_scale, w_scale, bias):
-    ref = (x_fp8.double() @ weight.double().t()) * x_scale.double() * w_scale.double()
-    abs_sum = (x_fp8.double().abs() @ weight.double().abs().t()) * x_scale.double() * w_scale.double()
-    return ref + (bias.double() if bias is not None else 0), abs_sum
-
-
-def assert_close(y, ref, abs_sum):
-    """The GEMM's tolerance (src/core/reference.h): an output ulp plus fast accumulation's error."""
-    rtol = 2.0**-7 if y.dtype == torch.bfloat16 else 2.0**-10
-    err = (y.double() - ref).abs()
-    allowed = rtol * ref.abs() + 2.0**-9 * abs_sum + 1e-30
-    assert not torch.isnan(y).any()
-    assert (err / allowed).max().item() <= 1.0, (err / allowed).max().item()
 
 
 def layer_inputs(m, n, k, dtype, out_dtype, bias, seed=0):
@@ -90,7 +76,7 @@ def test_layer_against_float64_and_quantize_then_gemm(backend, m, dynamic, bias,
         y = ops.linear_fp8(x, w, w_scale, s, b, out_dtype, backend)
     assert y.shape == (m, n) and y.dtype == out_dtype
     x_fp8 = quantize_e4m3(x, s)
-    assert_close(y, *float64_reference(x_fp8, w, s, w_scale, b))
+    assert_layer_close(y, *layer_reference(x_fp8, w, s, w_scale, b))
     if b is None:  # the same tactic on the same FP8 operands: the same bits
         tactic = fp8gemm.choose(m, n, k, backend=backend, dtype=out_dtype)
         want = ops.gemm_fp8(x_fp8, w.t(), s.reshape(1), w_scale.reshape(1), out_dtype, tactic)
@@ -153,4 +139,4 @@ def test_layer_keys_are_tuned_as_the_layer_runs(layer):
     else:
         used = per_tensor_scale(x)
         y = fp8gemm.linear_fp8(x, w, w_scale, used, b)
-    assert_close(y, *float64_reference(quantize_e4m3(x, used), w, used, w_scale, b))
+    assert_layer_close(y, *layer_reference(quantize_e4m3(x, used), w, used, w_scale, b))
