@@ -37,7 +37,7 @@ const std::vector<int64_t>& m_bucket_edges();  // the explicit edges above (up t
 struct CandidateReport {
   std::string tactic;       // canonical name
   // "default" | "finalist" | "pruned" | "failed" | "mismatch" | "skipped"; a segment's rows
-  // also "low end" and "top" (timed again by the segment checks)
+  // also "low end", "top" and "middle" (timed again by the segment checks)
   std::string status;
   double time_us = 0;       // full-round median for the default and finalists, else short-round
   double output_diff = -1;  // max|out - default_out| / max|default_out|; -1 when not compared
@@ -78,8 +78,8 @@ struct Decision {
   // edge's). Adjacent segments with the same tactic are merged.
   std::vector<ChoiceSegment> segments;
   // Wall time per phase of this key (ms): listing, rounds (short + full at the edge),
-  // output_check, samples, low_ends, and the timer's own stages as timer_<stage>. Not part of
-  // the decision.
+  // output_check, samples, low_ends, middles, and the timer's own stages as timer_<stage>. Not
+  // part of the decision.
   std::map<std::string, double> phase_ms;
   std::vector<CandidateReport> candidates;
   std::vector<std::string> excluded_backends;  // "name: reason"

@@ -38,7 +38,7 @@ class KeyRecord {
 
   Decision d;
 
-  // Ends phase `name` (listing, rounds, output_check, samples, low_ends): its time since the last.
+  // Ends phase `name` (listing, rounds, output_check, samples, low_ends, middles): its time since the last.
   void phase(const char* name) {
     const double now = clock_();
     d.phase_ms[name] += now - phase_start_;
@@ -221,6 +221,8 @@ std::string check_segments(std::vector<ChoiceSegment> segments, const Problem& p
     note += "; the edge kept the floor's answer there and runs the adaptive floor";
     d.choice = segments.back().tactic;  // the same kernel at the edge
   }
+  check_middles(segments, problem, backends, d.threshold, timer, o);
+  key.phase("middles");
   d.segments = merged(std::move(segments));
   return note;
 }

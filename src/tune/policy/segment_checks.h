@@ -23,6 +23,12 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
                     const std::vector<Backend*>& backends, const std::vector<CandidateReport>& edge_rows,
                     double threshold, Timer& timer, const PolicyOptions& o);
 
+// Times the middle of each side of a segment's sampled M, the choice against untuned `auto`
+// there, and hands a side where the choice is slower beyond `threshold` to untuned `auto`'s
+// tactic there (middle_check.cpp).
+void check_middles(std::vector<ChoiceSegment>& segments, const Problem& problem,
+                   const std::vector<Backend*>& backends, double threshold, Timer& timer, const PolicyOptions& o);
+
 // A tactic that may take a segment after its lowest M is timed.
 struct Contender {
   std::string name;

@@ -62,10 +62,10 @@ std::vector<ChoiceSegment> merged(std::vector<ChoiceSegment> in) {
   std::vector<ChoiceSegment> out;
   for (ChoiceSegment& s : in) {
     if (!out.empty() && out.back().tactic == s.tactic) {
-      // The lower one's low-end timings stay visible (each row names its M).
+      // The lower one's low-end and middle timings stay visible (each row names its M).
       std::vector<CandidateReport> low_ends;
       for (CandidateReport& c : out.back().candidates)
-        if (c.status == "low end") low_ends.push_back(std::move(c));
+        if (c.status == "low end" || c.status == "middle") low_ends.push_back(std::move(c));
       s.candidates.insert(s.candidates.begin(), low_ends.begin(), low_ends.end());
       out.pop_back();
     }

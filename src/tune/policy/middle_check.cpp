@@ -1,0 +1,100 @@
+// Checking inside a segment (docs/tuning.md "Never slower than the default"): segment_checks.h
+// check_middles.
+#include <cstdio>
+#include <optional>
+
+#include "tune/defaults/default_chain.h"
+#include "tune/keys/tune_key.h"
+#include "tune/policy/decide.h"
+#include "tune/policy/round_plan.h"
+#include "tune/policy/segment_checks.h"
+#include "tune/policy/segments.h"
+
+namespace fp8gemm::tuning {
+
+namespace {
+
+// As a segment's lowest M is timed (low_end_check.cpp): one warm-up and 3 timed replays of two
+// tactics.
+constexpr MeasureOptions kMiddleRound{0, 3, 1};
+
+// What `auto` runs at q untuned: the guarantee's reference there.
+std::optional<Tactic> untuned_at(const Problem& q, const ChoiceSegment& s, const PolicyOptions& o) {
+  try {
+    if (o.default_at) return o.default_at(q);
+    return Tactic::parse(s.default_tactic);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// A segment of `tactic` over [lo, hi], measured (or handed over) at `at`.
+ChoiceSegment handed_over(int64_t hi, int64_t at, const std::string& tactic, double us, std::string why) {
+  ChoiceSegment s;
+  s.m_max = hi;
+  s.sampled_m = at;
+  s.tactic = s.default_tactic = tactic;
+  s.us = s.default_us = us;
+  s.candidates.push_back({tactic, "skipped", 0, -1, std::move(why)});
+  return s;
+}
+
+}  // namespace
+
+// Each side of a segment's sampled M that spans more than the M already timed is timed once more
+// in its middle, the segment's choice against what `auto` runs there untuned; where the choice is
+// slower beyond `threshold`, untuned `auto`'s tactic there takes that side. Why: a choice that
+// wins at a segment's ends can still lose inside it, where the tile counts fall differently
+// (bench between bucket edges found such points). Checks that do not fit a quarter of the key
+// budget, or fail, leave the segment as it is.
+void check_middles(std::vector<ChoiceSegment>& segments, const Problem& problem,
+                   const std::vector<Backend*>& backends, double threshold, Timer& timer, const PolicyOptions& o) {
+  double budget_us = 0.25 * o.key_budget_ms * 1e3;
+  const std::optional<Tactic> adaptive = adaptive_floor(backends, problem);
+  int64_t previous = bucket_lower(problem.m);
+  for (size_t i = 0; i < segments.size(); previous = segments[i].m_max, ++i) {
+    for (const bool below : {true, false}) {
+      ChoiceSegment& s = segments[i];
+      // Below the sampled M its lowest M is timed already (check_low_ends): the middle is of the rest.
+      const int64_t lo = below ? previous + 2 : s.sampled_m + 1;
+      const int64_t hi = below ? s.sampled_m - 1 : s.m_max;
+      if (hi < lo || !(s.us > 0)) continue;
+      Problem q = problem;
+      q.m = lo + (hi - lo) / 2;
+      const std::optional<Tactic> there = untuned_at(q, s, o);
+      if (!there || there->name() == s.tactic) continue;
+      // The adaptive floor runs the heuristic's answer at q: where that is untuned auto's, the same kernel.
+      if (adaptive && s.tactic == adaptive->name() && fixed_floor(backends, problem, q.m) == there->name()) continue;
+      const double cost_us = 2 * below_edge_cost_us(q);
+      if (cost_us > budget_us) continue;
+      budget_us -= cost_us;
+      std::vector<Timing> r;
+      try {
+        r = timer.measure(q, {Tactic::parse(s.tactic), *there}, kMiddleRound);
+      } catch (const std::exception&) {
+        continue;
+      }
+      if (r.size() != 2 || !r[0].ok || !r[1].ok || !(r[0].median_us > 0) || !(r[1].median_us > 0)) continue;
+      const std::string at = "at M=" + std::to_string(q.m) + ", inside the segment";
+      for (const Timing& x : r) s.candidates.push_back({x.tactic.name(), "middle", x.median_us, -1, at});
+      if (r[0].median_us <= r[1].median_us * (1 + threshold)) continue;
+      char why[200];
+      std::snprintf(why, sizeof why, "%s M=%lld-%lld: %s took %.4g us at M=%lld, untuned auto %.4g",
+                    below ? "below the sampled M," : "above the sampled M,", (long long)(below ? previous + 1 : lo),
+                    (long long)hi, s.tactic.c_str(), r[0].median_us, (long long)q.m, r[1].median_us);
+      ChoiceSegment part = handed_over(hi, q.m, there->name(), r[1].median_us,
+                                       std::string("slower than the default inside the segment (") + why + ")");
+      if (below) {
+        segments.insert(segments.begin() + long(i), std::move(part));
+        ++i;  // the choice's part, whose other side is checked next
+      } else {
+        s.m_max = s.sampled_m;
+        segments.insert(segments.begin() + long(i) + 1, std::move(part));
+        previous = s.m_max;
+        ++i;  // the part just handed over, checked as it was timed
+      }
+    }
+  }
+}
+
+}  // namespace fp8gemm::tuning
