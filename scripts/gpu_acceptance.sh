@@ -14,11 +14,12 @@
 #                                             the device time; their points are bucket edges)
 #   scripts/gpu_acceptance.sh BIN_DIR never-slower   `tune` of the suite and the held-out shapes
 #                                             (data/tables/sm90/validation_shapes.txt) at every M
-#                                             bucket, then `bench` between bucket edges: the count of
+#                                             bucket, then `bench` between bucket edges (near the
+#                                             buckets' middles and off them): the count of
 #                                             points where tuned auto is slower than untuned auto
 #                                             beyond the point's noise (target: none; docs/tuning.md
 #                                             "Never slower than the default"; NEVER_SLOWER_TUNE_S
-#                                             and NEVER_SLOWER_BENCH_S bound the two steps)
+#                                             and NEVER_SLOWER_BENCH_S bound the tune and each bench)
 #   scripts/gpu_acceptance.sh BIN_DIR torch   the PyTorch pytest suite and bench_torch.py over the
 #                                             whole suite (TORCH_BUNDLE, default
 #                                             build-torch-bundle), reusing $OUT/cache.json if the
@@ -84,8 +85,13 @@ case "$PHASE" in
     # compares the first two.
     step tuned_vs_untuned timeout "${NEVER_SLOWER_BENCH_S:-300}" "$F" bench --model all $held_out \
       --m 3,12,40,100,200,300,700,1500 --backend cublaslt --csv "$OUT/tuned_vs_untuned.csv"
+    # Off the buckets' middles too, where the middle check timed nothing.
+    step off_middle timeout "${NEVER_SLOWER_BENCH_S:-300}" "$F" bench --model all $held_out \
+      --m 5,20,56,150,230,350,900,1300 --backend cublaslt --csv "$OUT/off_middle.csv"
     unset FP8GEMM_CACHE
-    summary+=("$(grep -h "tuned auto slower" "$OUT/logs/tuned_vs_untuned.log" || echo "tuned_vs_untuned: no tuned point ran")")
+    for b in tuned_vs_untuned off_middle; do
+      summary+=("$b: $(grep -h "tuned auto slower" "$OUT/logs/$b.log" || echo "no tuned point ran")")
+    done
     ;;
   torch)
     # gpu_torch_suite.sh writes its own logs; they join ours. bench_torch tunes only the keys
