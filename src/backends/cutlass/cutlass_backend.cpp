@@ -40,11 +40,11 @@ class CutlassBackend final : public Backend {
   }
 
   // In preference order for p.m (the tuner's short round takes each backend's first tactics
-  // when a key's time budget is tight): the default (a rule's or the M buckets'), then the kernels of its
-  // orientation (swapped A/B for m <= 64, unswapped above), then the rest, in configs.def order;
-  // each persistent kernel also launched with PDL ("_pdl"), right after it. PDL is a choice,
-  // not a default: it shortens short calls at small M but slows some long-K ones
-  // (docs/decisions/backends.md).
+  // when a key's time budget is tight): the default (a rule's or the M buckets'), then the
+  // kernels of its orientation (swapped A/B for m <= 64, unswapped above), then the rest, in
+  // configs.def order; each persistent kernel also launched with PDL ("_pdl"), right after it.
+  // PDL is a choice, not a default: it shortens short calls at small M but slows some long-K
+  // ones (docs/decisions/backends.md).
   std::vector<Tactic> tactics(const Problem& p) override {
     std::vector<Tactic> out;
     std::optional<Tactic> first;

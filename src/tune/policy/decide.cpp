@@ -38,7 +38,8 @@ class KeyRecord {
 
   Decision d;
 
-  // Ends phase `name` (listing, rounds, output_check, samples, low_ends, middles): its time since the last.
+  // Ends phase `name` (listing, rounds, output_check, samples, low_ends, middles): its time since
+  // the last.
   void phase(const char* name) {
     const double now = clock_();
     d.phase_ms[name] += now - phase_start_;
@@ -111,6 +112,14 @@ PolicyOptions policy_options(const TuneOptions& o) {
   p.key_budget_ms = o.key_budget_ms;
   p.backends = o.backends;
   return p;
+}
+
+std::optional<Tactic> untuned_at(const PolicyOptions& o, const Problem& q) {
+  try {
+    if (o.default_at) return o.default_at(q);
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
 }
 
 Decision decide(const Problem& problem, const std::vector<Backend*>& backends, const Tactic& default_tactic,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,10 @@ struct PolicyOptions {
 
 // The policy for a tuning run with `o`: its key budget and backends, the rule's constants.
 PolicyOptions policy_options(const TuneOptions& o);
+
+// What `auto` runs at q without tuning, as o.default_at answers; nullopt where it is not set or
+// cannot answer (the caller's own default then stands in).
+std::optional<Tactic> untuned_at(const PolicyOptions& o, const Problem& q);
 
 // Measures and decides one key. `problem` is the key's representative problem (M at the bucket's
 // edge). Never throws for a failing candidate or backend; a failing timer keeps the default with

@@ -165,11 +165,7 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     if (q.m >= s.sampled_m || !(s.us > 0) || !(s.default_us > 0)) continue;
     // What `auto` runs at the lowest M untuned: the guarantee's reference there (the segment's
     // default when that cannot be asked).
-    std::optional<Tactic> there;
-    try {
-      if (o.default_at) there = o.default_at(q);
-    } catch (const std::exception&) {
-    }
+    const std::optional<Tactic> there = untuned_at(o, q);
     const std::string default_low = there ? there->name() : s.default_tactic;
     // A choice other than the default that goes unchecked keeps only the part it was measured at.
     const auto unchecked = [&](const std::string& why, double default_low_us = 0) {

@@ -18,16 +18,6 @@ namespace {
 // tactics.
 constexpr MeasureOptions kMiddleRound{0, 3, 1};
 
-// What `auto` runs at q untuned: the guarantee's reference there.
-std::optional<Tactic> untuned_at(const Problem& q, const ChoiceSegment& s, const PolicyOptions& o) {
-  try {
-    if (o.default_at) return o.default_at(q);
-    return Tactic::parse(s.default_tactic);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
 // A segment of `tactic` over [lo, hi], measured (or handed over) at `at`.
 ChoiceSegment handed_over(int64_t hi, int64_t at, const std::string& tactic, double us, std::string why) {
   ChoiceSegment s;
@@ -61,8 +51,17 @@ void check_middles(std::vector<ChoiceSegment>& segments, const Problem& problem,
       if (hi < lo || !(s.us > 0)) continue;
       Problem q = problem;
       q.m = lo + (hi - lo) / 2;
-      const std::optional<Tactic> there = untuned_at(q, s, o);
-      if (!there || there->name() == s.tactic) continue;
+      // What `auto` runs at q untuned, the guarantee's reference there (the segment's default
+      // where that cannot be asked).
+      std::optional<Tactic> there = untuned_at(o, q);
+      if (!there) {
+        try {
+          there = Tactic::parse(s.default_tactic);
+        } catch (const std::exception&) {
+          continue;
+        }
+      }
+      if (there->name() == s.tactic) continue;
       // The adaptive floor runs the heuristic's answer at q: where that is untuned auto's, the same kernel.
       if (adaptive && s.tactic == adaptive->name() && fixed_floor(backends, problem, q.m) == there->name()) continue;
       const double cost_us = 2 * below_edge_cost_us(q);
