@@ -62,8 +62,10 @@ void check_middles(std::vector<ChoiceSegment>& segments, const Problem& problem,
         }
       }
       if (there->name() == s.tactic) continue;
-      // The adaptive floor runs the heuristic's answer at q: where that is untuned auto's, the same kernel.
-      if (adaptive && s.tactic == adaptive->name() && fixed_floor(backends, problem, q.m) == there->name()) continue;
+      // The adaptive floor runs the heuristic's answer at q: where that is untuned auto's, the
+      // same kernel.
+      if (adaptive && s.tactic == adaptive->name() && fixed_floor(backends, problem, q.m) == there->name())
+        continue;
       const double cost_us = 2 * below_edge_cost_us(q);
       if (cost_us > budget_us) continue;
       budget_us -= cost_us;
@@ -84,12 +86,11 @@ void check_middles(std::vector<ChoiceSegment>& segments, const Problem& problem,
       ChoiceSegment part = handed_over(hi, q.m, there->name(), r[1].median_us,
                                        std::string("slower than the default inside the segment (") + why + ")");
       if (below) {
-        segments.insert(segments.begin() + long(i), std::move(part));
+        segments.insert(segments.begin() + long(i), std::move(part));  // `s` is not used after it
         ++i;  // the choice's part, whose other side is checked next
       } else {
-        s.m_max = s.sampled_m;
+        s.m_max = s.sampled_m;  // before the insertion, which may move `s`
         segments.insert(segments.begin() + long(i) + 1, std::move(part));
-        previous = s.m_max;
         ++i;  // the part just handed over, checked as it was timed
       }
     }
