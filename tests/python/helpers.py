@@ -33,10 +33,16 @@ def reference(A, B, A_scale, B_scale):
     return s * (a @ b), abs(s) * (a.abs() @ b.abs())
 
 
+def allowed_error(ref, abs_sum, out_dtype, factor=1.0):
+    """The GEMM's tolerance per element (include/fp8gemm/verify.h Tolerance): an output ulp plus
+    fast accumulation's error."""
+    out_rtol = 2.0**-7 if out_dtype == torch.bfloat16 else 2.0**-10
+    return factor * (out_rtol * ref.abs() + 2.0**-9 * abs_sum) + 1e-30
+
+
 def assert_close_to_reference(out, A, B, A_scale, B_scale, factor=1.0):
     ref, abs_sum = reference(A, B, A_scale, B_scale)
-    out_rtol = 2.0**-7 if out.dtype == torch.bfloat16 else 2.0**-10
-    allowed = factor * (out_rtol * ref.abs() + 2.0**-9 * abs_sum) + 1e-30
+    allowed = allowed_error(ref, abs_sum, out.dtype, factor)
     err = (out.double() - ref).abs()
     ratio = (err / allowed).max().item()
     assert not torch.isnan(out).any(), "NaN in the output"
@@ -53,9 +59,8 @@ def layer_reference(x_fp8, weight, x_scale, w_scale, bias):
 
 
 def assert_layer_close(y, ref, abs_sum):
-    """The GEMM's tolerance (include/fp8gemm/verify.h Tolerance): an output ulp plus fast accumulation's error."""
-    rtol = 2.0**-7 if y.dtype == torch.bfloat16 else 2.0**-10
+    """y within the GEMM's tolerance (allowed_error) of the float64 reference."""
     err = (y.double() - ref).abs()
-    allowed = rtol * ref.abs() + 2.0**-9 * abs_sum + 1e-30
+    allowed = allowed_error(ref, abs_sum, y.dtype)
     assert not torch.isnan(y).any()
     assert (err / allowed).max().item() <= 1.0, (err / allowed).max().item()
