@@ -32,3 +32,12 @@ function(fp8gemm_layer_view view)
   endforeach()
   file(MAKE_DIRECTORY ${view})
 endfunction()
+
+# The front ends' include path (the CLI and its shared tools): a folder holding a link to tools/
+# alone, so that "tools/common/x.h" resolves and no path into src/ does; with include/ beside it,
+# they see the library's public headers only.
+function(fp8gemm_tools_view view)
+  file(REMOVE_RECURSE ${view})
+  file(MAKE_DIRECTORY ${view})
+  file(CREATE_LINK ${PROJECT_SOURCE_DIR}/tools ${view}/tools SYMBOLIC)
+endfunction()

@@ -23,6 +23,12 @@ struct DeviceInfo {
   std::string to_string() const;
 };
 
+// How validation learns where a call's pointers live. kAskDriver: it asks the driver for each
+// (cudaPointerGetAttributes). kOnDevice: the caller vouches that each is device memory of the
+// call's GPU, as a framework op whose tensors already say where they live does; the other pointer
+// rules (non-null, alignment, no overlap) hold either way.
+enum class PointerPlacement : unsigned char { kAskDriver, kOnDevice };
+
 // Number of CUDA devices; 0 (not an error) when there is no GPU or no driver.
 int device_count();
 // Why there is no usable GPU ("" when there is one): the CUDA error text, for messages.

@@ -15,6 +15,7 @@
 #include "fp8gemm/device.h"
 #include "fp8gemm/error.h"
 #include "fp8gemm/linear.h"
+#include "fp8gemm/quantize.h"
 #include "fp8gemm/types.h"
 #include "fp8gemm/version.h"
 
@@ -32,7 +33,8 @@ struct BmmFp8Args {
 
 // Checks every rule of docs/design.md "Semantics" without touching the GPU's work queue and
 // returns the Problem. Throws Error(kInvalidArgument) naming the argument and the rule.
-Problem validate(const BmmFp8Args& args, const DeviceInfo& device);
+Problem validate(const BmmFp8Args& args, const DeviceInfo& device,
+                 PointerPlacement pointers = PointerPlacement::kAskDriver);
 // The same rules but the pointers' (dims, dtypes, the device's compute capability): for tools that
 // plan calls before they have memory (`fp8gemm tune`, `bench`, `explain`).
 Problem validate_problem(const BmmFp8Args& args, const DeviceInfo& device);

@@ -52,7 +52,8 @@ size_t linear_scratch_bytes(int64_t m, int64_t k, ActivationScale scale, int sm_
 // the layer's problem: the GEMM on its quantized activations, with the quantization as its
 // prologue (Problem::prologue; its tuning key is the layer's). Throws Error(kInvalidArgument)
 // naming the argument and the rule.
-Problem validate(const LinearArgs& args, const DeviceInfo& device);
+Problem validate(const LinearArgs& args, const DeviceInfo& device,
+                 PointerPlacement pointers = PointerPlacement::kAskDriver);
 
 // The layer problem (its tuning key, what `auto` chooses for) of GEMM problem `gemm` as `layer`
 // spells it: "static" or "dynamic" (the activation scale, the activations of gemm's output type),
@@ -65,8 +66,8 @@ Problem with_layer(Problem gemm, const std::string& layer);
 // backends with a bias epilogue qualify), then enqueues the quantization and the GEMM on `stream`.
 // Uses default_context() when ctx is null. Allocates nothing, never synchronizes, legal inside
 // CUDA-graph capture. m == 0 enqueues nothing, except that a dynamic x_scale is written with the
-// scale of an empty x (1e-12 / 448).
+// scale of an empty x (1e-12 / 448). `pointers`: as validate's.
 void linear_fp8(const LinearArgs& args, cudaStream_t stream = nullptr, const std::string& backend = "auto",
-                Context* ctx = nullptr);
+                Context* ctx = nullptr, PointerPlacement pointers = PointerPlacement::kAskDriver);
 
 }  // namespace fp8gemm

@@ -2,7 +2,7 @@
 // linear layer (include/fp8gemm/linear.h) and its activation quantization on their own, on torch's
 // current stream with scratch from torch's allocator (legal in CUDA-graph capture); Meta
 // implementations for fake tensors and torch.compile; the quantization also on the CPU (the host
-// reference of core/quantize_rule.h, which the GPU kernels match bit for bit).
+// references of fp8gemm/quantize.h, which the GPU kernels match bit for bit).
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -11,12 +11,8 @@
 #include <optional>
 #include <tuple>
 
-#include "api/linear_run.h"
 #include "args.h"
-#include "core/quantize_rule.h"
-#include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
-#include "quantize/quantize.h"
 
 namespace fp8gemm::torch_ops {
 namespace {
@@ -143,9 +139,8 @@ void run(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& weight
       scratch = at::empty({int64_t(bytes)}, x.options().dtype(at::kByte));
       a.scratch = scratch.data_ptr();
     }
-    const Problem p =
-        validate(a, ctx.device(), [dev](const void*) { return PointerInfo{PointerInfo::Kind::kDevice, dev}; });
-    run_linear(ctx, a, p, at::cuda::getCurrentCUDAStream(dev).stream(), backend);
+    // Torch already placed every tensor on this GPU: skip the driver's pointer queries.
+    linear_fp8(a, at::cuda::getCurrentCUDAStream(dev).stream(), backend, &ctx, PointerPlacement::kOnDevice);
   } catch (const Error& e) {
     throw_torch_error(e);
   }
@@ -209,20 +204,21 @@ void quantize_on_gpu(const at::Tensor& x, const at::Tensor& scale, bool dynamic,
   const int dev = x.device().index();
   try {
     Context& ctx = default_context(dev);
-    const int sms = ctx.device().sm_count;
-    const cudaStream_t stream = at::cuda::getCurrentCUDAStream(dev).stream();
-    const DType t = to_dtype(x.scalar_type());
     TORCH_CHECK_VALUE(reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0,
                       "quantize_fp8: x must be 16-byte aligned (a view that starts mid-row is not): pass x.clone()");
-    if (!dynamic) {
-      quantize::launch_static(x.data_ptr(), t, x.numel(), scale.data_ptr<float>(), out.data_ptr(), sms, stream);
-      return;
-    }
+    QuantizeArgs q;
+    q.x = x.data_ptr();
+    q.x_type = to_dtype(x.scalar_type());
+    q.count = x.numel();
+    q.scale = scale.data_ptr<float>();
+    q.out = out.data_ptr();
+    q.scale_kind = dynamic ? ActivationScale::kDynamic : ActivationScale::kStatic;
     at::Tensor scratch;
-    if (const size_t bytes = quantize::dynamic_scratch_bytes(x.numel(), sms))
+    if (const size_t bytes = quantize_scratch_bytes(q.count, q.scale_kind, ctx.device().sm_count)) {
       scratch = at::empty({int64_t(bytes)}, x.options().dtype(at::kByte));
-    quantize::launch_dynamic(x.data_ptr(), t, x.numel(), scale.data_ptr<float>(), out.data_ptr(),
-                             scratch.defined() ? scratch.data_ptr() : nullptr, sms, stream);
+      q.scratch = scratch.data_ptr();
+    }
+    quantize_fp8(q, at::cuda::getCurrentCUDAStream(dev).stream(), &ctx);
   } catch (const Error& e) {
     throw_torch_error(e);
   }

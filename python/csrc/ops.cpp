@@ -10,11 +10,10 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
-#include "api/row_chunks.h"
 #include "args.h"
 #include "fp8gemm/check.h"
-#include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
+#include "fp8gemm/row_chunks.h"
 
 namespace fp8gemm::torch_ops {
 namespace {
@@ -70,13 +69,11 @@ void run(const at::Tensor& A, const at::Tensor& B, const at::Tensor& A_scale, co
     args.b_scale = B_scale.data_ptr<float>();
     args.out = out.data_ptr();
     // Torch already placed every tensor on this GPU: skip the driver's pointer queries.
-    const Problem p = validate(args, ctx.device(), [dev](const void*) {
-      return PointerInfo{PointerInfo::Kind::kDevice, dev};
-    });
+    const Problem p = validate(args, ctx.device(), PointerPlacement::kOnDevice);
     if (p.empty()) return;
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream(dev).stream();
     const GemmArgs gemm{args.a, args.b, args.a_scale, args.b_scale, args.out};
-    if (splits_rows(p)) resolve_every_part(ctx, p, gemm, backend, stream);  // api/row_chunks.h
+    if (splits_rows(p)) resolve_every_part(ctx, p, gemm, backend, stream);  // fp8gemm/row_chunks.h
     for_each_row_chunk(p, gemm, [&](const Problem& part, const GemmArgs& g) {
       // Memoized choice (Context::resolve): a steady-state call asks no selector and copies no name.
       const std::shared_ptr<const Context::Resolved> r = ctx.resolve(part, backend, stream);

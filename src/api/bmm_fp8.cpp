@@ -1,9 +1,9 @@
 // The C++ entry point: validate, then run on the given Context or the device's default one.
 #include "api/call_context.h"
-#include "api/row_chunks.h"
 #include "fp8gemm/check.h"
 #include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
+#include "fp8gemm/row_chunks.h"
 
 namespace fp8gemm {
 
@@ -17,8 +17,8 @@ Context& call_context(Context* ctx) {
   return *ctx;
 }
 
-Problem validate(const BmmFp8Args& args, const DeviceInfo& device) {
-  return validate(args, device, inspect_cuda_pointer);
+Problem validate(const BmmFp8Args& args, const DeviceInfo& device, PointerPlacement pointers) {
+  return validate(args, device, pointer_inspector(pointers, device));
 }
 
 void bmm_fp8(const BmmFp8Args& args, cudaStream_t stream, const std::string& backend, Context* ctx) {

@@ -4,9 +4,8 @@
 #include "core/validate.h"
 #include "fp8gemm/fp8gemm.h"
 #include "fp8gemm/linear.h"
+#include "fp8gemm/row_chunks.h"
 #include "api/call_context.h"
-#include "api/linear_run.h"
-#include "api/row_chunks.h"
 #include "quantize/quantize.h"
 
 namespace fp8gemm {
@@ -15,6 +14,29 @@ namespace {
 
 // The quantized activations' bytes in the scratch, before the dynamic path's partial maxima.
 size_t fp8_bytes(int64_t m, int64_t k) { return (size_t(m * k) + 255) / 256 * 256; }
+
+// linear_fp8 on arguments that validate accepted as problem `p`.
+void run_linear(Context& ctx, const LinearArgs& args, const Problem& p, cudaStream_t stream,
+                const std::string& backend) {
+  const int sms = ctx.device().sm_count;
+  const bool dynamic = args.scale == ActivationScale::kDynamic;
+  if (p.empty()) {
+    if (dynamic) quantize::launch_dynamic(nullptr, args.x_type, 0, args.x_scale, nullptr, nullptr, sms, stream);
+    return;
+  }
+  // The GEMM's choice first (each part's, for a call split by rows): a backend or tactic that cannot
+  // run the layer fails before any GPU work.
+  const GemmArgs gemm{args.scratch, args.w, args.x_scale, args.w_scale, args.out, args.bias};
+  resolve_every_part(ctx, p, gemm, backend, stream);
+  const int64_t count = p.m * p.k;
+  if (dynamic)
+    quantize::launch_dynamic(args.x, args.x_type, count, args.x_scale, args.scratch,
+                             static_cast<char*>(args.scratch) + fp8_bytes(p.m, p.k), sms, stream);
+  else
+    quantize::launch_static(args.x, args.x_type, count, args.x_scale, args.scratch, sms, stream);
+  // The whole x is quantized (a dynamic scale is that of all of it) before the GEMM's parts.
+  for_each_row_chunk(p, gemm, [&](const Problem& part, const GemmArgs& g) { ctx.run(part, g, stream, backend); });
+}
 
 }  // namespace
 
@@ -44,35 +66,14 @@ Problem with_layer(Problem p, const std::string& layer) {
   return p;
 }
 
-Problem validate(const LinearArgs& args, const DeviceInfo& device) {
-  return validate(args, device, inspect_cuda_pointer);
+Problem validate(const LinearArgs& args, const DeviceInfo& device, PointerPlacement pointers) {
+  return validate(args, device, pointer_inspector(pointers, device));
 }
 
-void linear_fp8(const LinearArgs& args, cudaStream_t stream, const std::string& backend, Context* ctx) {
+void linear_fp8(const LinearArgs& args, cudaStream_t stream, const std::string& backend, Context* ctx,
+                PointerPlacement pointers) {
   Context& context = call_context(ctx);
-  run_linear(context, args, validate(args, context.device()), stream, backend);
-}
-
-void run_linear(Context& ctx, const LinearArgs& args, const Problem& p, cudaStream_t stream,
-                const std::string& backend) {
-  const int sms = ctx.device().sm_count;
-  const bool dynamic = args.scale == ActivationScale::kDynamic;
-  if (p.empty()) {
-    if (dynamic) quantize::launch_dynamic(nullptr, args.x_type, 0, args.x_scale, nullptr, nullptr, sms, stream);
-    return;
-  }
-  // The GEMM's choice first (each part's, for a call split by rows): a backend or tactic that cannot
-  // run the layer fails before any GPU work.
-  const GemmArgs gemm{args.scratch, args.w, args.x_scale, args.w_scale, args.out, args.bias};
-  resolve_every_part(ctx, p, gemm, backend, stream);
-  const int64_t count = p.m * p.k;
-  if (dynamic)
-    quantize::launch_dynamic(args.x, args.x_type, count, args.x_scale, args.scratch,
-                             static_cast<char*>(args.scratch) + fp8_bytes(p.m, p.k), sms, stream);
-  else
-    quantize::launch_static(args.x, args.x_type, count, args.x_scale, args.scratch, sms, stream);
-  // The whole x is quantized (a dynamic scale is that of all of it) before the GEMM's parts.
-  for_each_row_chunk(p, gemm, [&](const Problem& part, const GemmArgs& g) { ctx.run(part, g, stream, backend); });
+  run_linear(context, args, validate(args, context.device(), pointers), stream, backend);
 }
 
 }  // namespace fp8gemm

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "fp8gemm/quantize.h"
 #include "fp8gemm/types.h"
 
 namespace fp8gemm {
@@ -23,10 +24,7 @@ float scale_of_amax(float amax);
 // amax(|x|) of `count` bf16/fp16 values, NaN when one of them is NaN (0 for none).
 float amax_reference(const void* x, DType x_type, size_t count);
 
-// scale_of_amax(amax_reference(...)).
-float dynamic_scale_reference(const void* x, DType x_type, size_t count);
-
-// e4m3 codes of x / scale, `count` of them into `out`.
-void quantize_reference(const void* x, DType x_type, size_t count, float scale, uint8_t* out);
+// dynamic_scale_reference (scale_of_amax(amax_reference(...))) and quantize_reference are public
+// (fp8gemm/quantize.h).
 
 }  // namespace fp8gemm

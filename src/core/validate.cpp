@@ -64,6 +64,11 @@ void require_one_call(const Problem& p) {
                   " rows (m*k and m*n within 2^31-1); bmm_fp8 and linear_fp8 run a larger m as several calls");
 }
 
+PointerInspector pointer_inspector(PointerPlacement placement, const DeviceInfo& device) {
+  if (placement == PointerPlacement::kAskDriver) return inspect_cuda_pointer;
+  return [dev = device.device](const void*) { return PointerInfo{PointerInfo::Kind::kDevice, dev}; };
+}
+
 PointerInfo inspect_cuda_pointer(const void* ptr) {
   cudaPointerAttributes attr{};
   cudaError_t err = cudaPointerGetAttributes(&attr, ptr);

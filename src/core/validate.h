@@ -18,8 +18,12 @@ using PointerInspector = std::function<PointerInfo(const void*)>;
 // cudaPointerGetAttributes; never leaves a CUDA error pending.
 PointerInfo inspect_cuda_pointer(const void* ptr);
 
+// What validate(args, device, placement) asks: the driver (inspect_cuda_pointer), or for
+// kOnDevice nothing, every pointer taken as device memory of `device`.
+PointerInspector pointer_inspector(PointerPlacement placement, const DeviceInfo& device);
+
 // max_call_rows, require_one_call and validate_problem are public (fp8gemm/fp8gemm.h); a larger m
-// runs as several calls on whole rows (api/row_chunks.h).
+// runs as several calls on whole rows (fp8gemm/row_chunks.h).
 
 // Everything: validate_problem, then (for a non-empty problem) every pointer rule.
 Problem validate(const BmmFp8Args& args, const DeviceInfo& device, const PointerInspector& inspect);

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "api/row_chunks.h"
+#include "fp8gemm/row_chunks.h"
 #include "core/validate.h"
 #include "fake_device.h"
 

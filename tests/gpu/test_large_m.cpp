@@ -1,13 +1,13 @@
 // Calls whose m*n is past 2^31-1 (a long prefill through a wide layer): bmm_fp8 and the linear
-// layer run them as several calls on whole rows (src/api/row_chunks.h). Sampled outputs on both
-// sides of each part's boundary against the float64 reference.
+// layer run them as several calls on whole rows (include/fp8gemm/row_chunks.h). Sampled outputs on
+// both sides of each part's boundary against the float64 reference.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 #include <vector>
 
-#include "api/row_chunks.h"
+#include "fp8gemm/row_chunks.h"
 #include "core/device_buffer.h"
 #include "core/fp8_codec.h"
 #include "fp8gemm/verify.h"

@@ -116,7 +116,7 @@ std::vector<int64_t> bucket_sample_ms(int64_t m, int count) {
 Problem TuneKey::representative() const {
   Problem p;
   p.batch = batch;
-  // No call runs more rows than one backend call takes (larger ones run as parts: api/row_chunks.h).
+  // No call runs more rows than one backend call takes (larger ones run as parts: fp8gemm/row_chunks.h).
   p.m = std::min(m_bucket, max_call_rows(n, k));
   p.n = n;
   p.k = k;

@@ -1,14 +1,16 @@
 // Calls larger than one backend call takes (m*k or m*n past 2^31-1: a long prefill through a wide
-// layer) run as several on whole rows, each a problem of batch 1 within core/validate.h's
-// max_call_rows; every other call runs as it is. No allocation: a steady-state call stays free of it.
+// layer) run as several on whole rows, each a problem of batch 1 within max_call_rows
+// (fp8gemm/fp8gemm.h); every other call runs as it is. bmm_fp8 and linear_fp8 split this way; a
+// front end that launches a call's parts itself with its own workspace (the PyTorch op) uses the
+// same split. No allocation: a steady-state call stays free of it.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <string>
 
-#include "core/validate.h"
 #include "fp8gemm/context.h"
+#include "fp8gemm/fp8gemm.h"
 #include "fp8gemm/types.h"
 
 namespace fp8gemm {
