@@ -38,6 +38,19 @@ TEST_F(MiddleCheckTest, AChoiceSlowerInsideItsSegmentKeepsOnlyWhereItWasMeasured
   EXPECT_TRUE(said) << explain_text(d);
 }
 
+// The side handed back runs what untuned auto runs at each of its M (here its answer changes at
+// M=57), not its answer at the middle where the check timed it.
+TEST_F(MiddleCheckTest, AHandedBackSideRunsUntunedAutosAnswerAtEachM) {
+  PolicyOptions o;
+  o.default_at = [](const Problem& q) { return Tactic{"cublaslt", q.m < 57 ? "heur" : "h1"}; };
+  const Decision d = run(o);
+  EXPECT_EQ(d.choice_for(53), "cutlass:c1") << explain_text(d);
+  EXPECT_EQ(d.choice_for(56), "cublaslt:heur");
+  EXPECT_EQ(d.choice_for(57), "cublaslt:h1");
+  EXPECT_EQ(d.choice_for(58), "cublaslt:h1");
+  EXPECT_EQ(d.choice_for(59), "cutlass:c1");
+}
+
 // Within the threshold (1.5% with no noise) the choice keeps its whole segment.
 TEST_F(MiddleCheckTest, AMildLossInsideKeepsTheSegment) {
   inside = 10.1;

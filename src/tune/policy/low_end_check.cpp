@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <optional>
 
 #include "tune/policy/decide.h"
@@ -110,27 +111,29 @@ std::vector<bool> no_slower_than_default(const std::vector<Contender>& contender
 
 // Where a segment whose choice is not its default could not be checked at its lowest M (over the
 // budget, or the round failed), or where no contender is as fast as untuned `auto` at both ends:
-// the part below the sampled M, where nothing vouches for the choice, goes to `below` (what `auto`
-// runs there untuned, `below_us` at the lowest M `low` where the check timed it, else 0), and the
-// choice keeps the part it was measured at. segments[i + 1] is then the upper part, as it was.
-void keep_only_the_measured_part(std::vector<ChoiceSegment>& segments, size_t i, const std::string& below,
-                                 int64_t low, double below_us, const std::string& why) {
+// the part below the sampled M, where nothing vouches for the choice, goes to `below` (untuned
+// auto there, untuned_parts: the first part holds the lowest M `low`, where the check timed it in
+// `below_us`, else 0), and the choice keeps the part it was measured at. Returns how many parts
+// went in before segments[i], which is then the upper part, as it was.
+size_t keep_only_the_measured_part(std::vector<ChoiceSegment>& segments, size_t i, std::vector<ChoiceSegment> below,
+                                   int64_t low, double below_us, const std::string& why) {
   ChoiceSegment& s = segments[i];
-  ChoiceSegment lower;
-  lower.m_max = s.sampled_m - 1;
-  lower.sampled_m = low;
-  lower.tactic = below;
-  lower.default_tactic = below;
-  lower.us = lower.default_us = below_us;
-  lower.candidates.push_back({below, "skipped", 0, -1, "below M=" + std::to_string(s.sampled_m) + ": " + why});
+  const std::string skipped = "below M=" + std::to_string(s.sampled_m) + ": " + why;
+  for (ChoiceSegment& part : below) part.candidates.push_back({part.tactic, "skipped", 0, -1, skipped});
+  ChoiceSegment& first = below.front();
+  first.sampled_m = low;
+  first.us = first.default_us = below_us;
   for (auto it = s.candidates.begin(); it != s.candidates.end();)
     if (it->status == "low end" || it->status == "failed") {
-      lower.candidates.push_back(std::move(*it));
+      first.candidates.push_back(std::move(*it));
       it = s.candidates.erase(it);
     } else {
       ++it;
     }
-  segments.insert(segments.begin() + long(i), std::move(lower));
+  const size_t n = below.size();
+  segments.insert(segments.begin() + long(i), std::make_move_iterator(below.begin()),
+                  std::make_move_iterator(below.end()));
+  return n;
 }
 
 }  // namespace
@@ -170,8 +173,8 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     // A choice other than the default that goes unchecked keeps only the part it was measured at.
     const auto unchecked = [&](const std::string& why, double default_low_us = 0) {
       if (s.tactic == s.default_tactic) return;
-      keep_only_the_measured_part(segments, i, default_low, q.m, default_low_us, why);
-      ++i;  // the upper part, the choice's
+      std::vector<ChoiceSegment> below = untuned_parts(problem, backends, q.m, s.sampled_m - 1, default_low, o);
+      i += keep_only_the_measured_part(segments, i, std::move(below), q.m, default_low_us, why);  // to the choice's
     };
 
     std::vector<Contender> contenders{{s.tactic, s.us}};

@@ -1,6 +1,7 @@
 // Checking inside a segment (docs/tuning.md "Never slower than the default"): segment_checks.h
 // check_middles.
 #include <cstdio>
+#include <iterator>
 #include <optional>
 
 #include "tune/defaults/default_chain.h"
@@ -18,25 +19,14 @@ namespace {
 // tactics.
 constexpr MeasureOptions kMiddleRound{0, 3, 1};
 
-// A segment of `tactic` over [lo, hi], measured (or handed over) at `at`.
-ChoiceSegment handed_over(int64_t hi, int64_t at, const std::string& tactic, double us, std::string why) {
-  ChoiceSegment s;
-  s.m_max = hi;
-  s.sampled_m = at;
-  s.tactic = s.default_tactic = tactic;
-  s.us = s.default_us = us;
-  s.candidates.push_back({tactic, "skipped", 0, -1, std::move(why)});
-  return s;
-}
-
 }  // namespace
 
 // Each side of a segment's sampled M that spans more than the M already timed is timed once more
 // in its middle, the segment's choice against what `auto` runs there untuned; where the choice is
-// slower beyond `threshold`, untuned `auto`'s tactic there takes that side. Why: a choice that
-// wins at a segment's ends can still lose inside it, where the tile counts fall differently
-// (bench between bucket edges found such points). Checks that do not fit a quarter of the key
-// budget, or fail, leave the segment as it is.
+// slower beyond `threshold`, untuned `auto` takes that side: at each M of it the kernel it runs
+// there untuned (untuned_parts). Why: a choice that wins at a segment's ends can still lose inside
+// it, where the tile counts fall differently (bench between bucket edges found such points).
+// Checks that do not fit a quarter of the key budget, or fail, leave the segment as it is.
 void check_middles(std::vector<ChoiceSegment>& segments, const Problem& problem,
                    const std::vector<Backend*>& backends, double threshold, Timer& timer, const PolicyOptions& o) {
   double budget_us = 0.25 * o.key_budget_ms * 1e3;
@@ -83,15 +73,29 @@ void check_middles(std::vector<ChoiceSegment>& segments, const Problem& problem,
       std::snprintf(why, sizeof why, "%s M=%lld-%lld: %s took %.4g us at M=%lld, untuned auto %.4g",
                     below ? "below the sampled M," : "above the sampled M,", (long long)(below ? previous + 1 : lo),
                     (long long)hi, s.tactic.c_str(), r[0].median_us, (long long)q.m, r[1].median_us);
-      ChoiceSegment part = handed_over(hi, q.m, there->name(), r[1].median_us,
-                                       std::string("slower than the default inside the segment (") + why + ")");
+      // Untuned auto's kernels over the side, each where it runs; the one timed at q with its time.
+      std::vector<ChoiceSegment> parts =
+          untuned_parts(problem, backends, below ? previous + 1 : lo, hi, there->name(), o);
+      const std::string skipped = std::string("slower than the default inside the segment (") + why + ")";
+      int64_t part_lo = below ? previous + 1 : lo;
+      for (ChoiceSegment& part : parts) {
+        part.candidates.push_back({part.tactic, "skipped", 0, -1, skipped});
+        if (part_lo <= q.m && q.m <= part.m_max) {
+          part.sampled_m = q.m;
+          part.us = part.default_us = r[1].median_us;
+        }
+        part_lo = part.m_max + 1;
+      }
+      const long n = long(parts.size());
       if (below) {
-        segments.insert(segments.begin() + long(i), std::move(part));  // `s` is not used after it
-        ++i;  // the choice's part, whose other side is checked next
+        segments.insert(segments.begin() + long(i), std::make_move_iterator(parts.begin()),
+                        std::make_move_iterator(parts.end()));  // `s` is not used after it
+        i += n;  // the choice's part, whose other side is checked next
       } else {
         s.m_max = s.sampled_m;  // before the insertion, which may move `s`
-        segments.insert(segments.begin() + long(i) + 1, std::move(part));
-        ++i;  // the part just handed over, checked as it was timed
+        segments.insert(segments.begin() + long(i) + 1, std::make_move_iterator(parts.begin()),
+                        std::make_move_iterator(parts.end()));
+        i += n;  // the parts just handed over, checked as they were timed
       }
     }
   }
