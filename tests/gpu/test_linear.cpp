@@ -15,6 +15,7 @@
 #include "core/device_buffer.h"
 #include "core/fp8_codec.h"
 #include "core/quantize_rule.h"
+#include "fp8gemm/quantize.h"
 #include "fp8gemm/verify.h"
 #include "gpu_test_util.h"
 #include "quantize/quantize.h"
@@ -79,11 +80,20 @@ TEST(Quantize, DynamicPathsMatchTheRule) {
     for (DType t : {DType::kBF16, DType::kFP16}) {
       const std::vector<uint16_t> x = random_x(size_t(count), t, uint64_t(count) + int(t));
       DeviceBuffer dx(x.size() * 2), dq(x.size()), ds(16),
-          scratch(std::max<size_t>(16, quantize::dynamic_scratch_bytes(count, sms)));
+          scratch(std::max<size_t>(16, quantize_scratch_bytes(count, ActivationScale::kDynamic, sms)));
       dx.upload(x.data(), dx.bytes());
       FP8GEMM_CUDA_CHECK(cudaMemset(dq.get(), 0x55, dq.bytes()));
       FP8GEMM_CUDA_CHECK(cudaMemset(ds.get(), 0xFF, ds.bytes()));
-      quantize::launch_dynamic(dx.get(), t, count, ds.as<float>(), dq.get(), scratch.get(), sms, nullptr);
+      // Through the public entry point (fp8gemm/quantize.h), which the PyTorch op calls.
+      QuantizeArgs q;
+      q.x = dx.get();
+      q.x_type = t;
+      q.count = count;
+      q.scale = ds.as<float>();
+      q.out = dq.get();
+      q.scratch = scratch.get();
+      q.scale_kind = ActivationScale::kDynamic;
+      quantize_fp8(q, nullptr, &test_context());
       FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
       float scale = 0;
       ds.download(&scale, sizeof scale);
