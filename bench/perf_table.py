@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Markdown table of an `fp8gemm bench --csv` file for docs/perf/.
+"""Markdown table of an `fp8gemm bench --csv` file for docs/perf.md.
 
     bench/perf_table.py suite.csv > table.md
 

@@ -1,4 +1,4 @@
-"""Inputs and the float64 reference shared by the tests (tolerances as src/core/reference.h)."""
+"""Inputs and the float64 reference shared by the tests (tolerances as include/fp8gemm/verify.h)."""
 
 import torch
 
