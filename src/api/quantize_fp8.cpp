@@ -15,17 +15,10 @@ size_t quantize_scratch_bytes(int64_t count, ActivationScale scale_kind, int sm_
 }
 
 void quantize_fp8(const QuantizeArgs& args, cudaStream_t stream, Context* ctx) {
-  FP8GEMM_REQUIRE(args.x_type == DType::kBF16 || args.x_type == DType::kFP16, kInvalidArgument,
-                  "quantize_fp8: x_type must be bf16 or fp16, got ", args.x_type);
-  FP8GEMM_REQUIRE(args.count >= 0 && args.count % quantize::kVector == 0, kInvalidArgument,
-                  "quantize_fp8: count must be a non-negative multiple of ", quantize::kVector, ", got ", args.count);
+  quantize::require_layout(args.x, args.x_type, args.count, args.out);  // before any GPU work
   FP8GEMM_REQUIRE(args.scale, kInvalidArgument, "quantize_fp8: scale is null: it must point to a device float");
   FP8GEMM_REQUIRE(args.count == 0 || (args.x && args.out), kInvalidArgument, "quantize_fp8: ",
                   args.x ? "out" : "x", " is null: it must point to device memory");
-  FP8GEMM_REQUIRE(reinterpret_cast<uintptr_t>(args.x) % 16 == 0, kInvalidArgument,
-                  "quantize_fp8: x must be 16-byte aligned");
-  FP8GEMM_REQUIRE(reinterpret_cast<uintptr_t>(args.out) % 8 == 0, kInvalidArgument,
-                  "quantize_fp8: out must be 8-byte aligned");
   Context& context = call_context(ctx);
   const int sms = context.device().sm_count;
   const size_t need = quantize_scratch_bytes(args.count, args.scale_kind, sms);

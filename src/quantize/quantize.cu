@@ -201,16 +201,16 @@ int grid_for(int64_t vectors, int sm_count, int per_sm) {
   return int(std::max<int64_t>(1, std::min<int64_t>(cover, int64_t(std::max(sm_count, 1)) * per_sm)));
 }
 
+}  // namespace
+
 void require_layout(const void* x, DType x_type, int64_t count, const void* out) {
   FP8GEMM_REQUIRE(x_type == DType::kBF16 || x_type == DType::kFP16, kInvalidArgument,
-                  "quantize: x must be bf16 or fp16, got ", x_type);
-  FP8GEMM_REQUIRE(count >= 0 && count % kVector == 0, kInvalidArgument, "quantize: count must be a multiple of ",
-                  kVector, ", got ", count);
-  FP8GEMM_REQUIRE(reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 8 == 0,
-                  kInvalidArgument, "quantize: x must be 16-byte and out 8-byte aligned");
+                  "quantize: x_type must be bf16 or fp16, got ", x_type);
+  FP8GEMM_REQUIRE(count >= 0 && count % kVector == 0, kInvalidArgument,
+                  "quantize: count must be a non-negative multiple of ", kVector, ", got ", count);
+  FP8GEMM_REQUIRE(reinterpret_cast<uintptr_t>(x) % 16 == 0, kInvalidArgument, "quantize: x must be 16-byte aligned");
+  FP8GEMM_REQUIRE(reinterpret_cast<uintptr_t>(out) % 8 == 0, kInvalidArgument, "quantize: out must be 8-byte aligned");
 }
-
-}  // namespace
 
 DynamicPlan dynamic_plan(int64_t count, int sm_count) {
   const int64_t vectors = count / kVector;

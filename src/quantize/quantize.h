@@ -33,6 +33,11 @@ DynamicPlan dynamic_plan(int64_t count, int sm_count);
 // Device scratch the dynamic path needs beside its output (the partial maxima), in bytes.
 size_t dynamic_scratch_bytes(int64_t count, int sm_count);
 
+// The layout every launch requires, checked on the host before it launches (Error(kInvalidArgument)
+// naming the argument): x bf16 or fp16, count a non-negative multiple of kVector, x 16-byte and out
+// 8-byte aligned.
+void require_layout(const void* x, DType x_type, int64_t count, const void* out);
+
 // out[i] = e4m3(x[i] / *scale), i < count. x and out 16- and 8-byte aligned.
 void launch_static(const void* x, DType x_type, int64_t count, const float* scale, void* out, int sm_count,
                    cudaStream_t stream);
