@@ -41,7 +41,7 @@ struct UntunedPartsTest : ::testing::Test {
 
 TEST_F(UntunedPartsTest, EachRunOfOneAnswerIsOnePartWithExactBoundsAndFewQueries) {
   const PolicyOptions o = answering([](int64_t m) { return m < 700 ? "a" : m < 1501 ? "b" : "c"; });
-  const auto parts = untuned_parts(problem(4096), backends(), 1, 4000, "cublaslt:a", o);
+  const auto parts = untuned_parts(problem(4096), backends(), 1, 4000, "cublaslt:a", "why", o);
   const std::vector<std::pair<int64_t, std::string>> want{{699, "cublaslt:a"}, {1500, "cublaslt:b"},
                                                           {4000, "cublaslt:c"}};
   EXPECT_EQ(spans(parts), want);
@@ -51,7 +51,7 @@ TEST_F(UntunedPartsTest, EachRunOfOneAnswerIsOnePartWithExactBoundsAndFewQueries
 TEST_F(UntunedPartsTest, OneAnswerIsOnePart) {
   const PolicyOptions o = answering([](int64_t) { return "b"; });
   const std::vector<std::pair<int64_t, std::string>> want{{200, "cublaslt:b"}};
-  EXPECT_EQ(spans(untuned_parts(problem(256), backends(), 193, 200, "cublaslt:a", o)), want);
+  EXPECT_EQ(spans(untuned_parts(problem(256), backends(), 193, 200, "cublaslt:a", "why", o)), want);
 }
 
 // Where untuned auto answers the heuristic's own kernel, the part runs the adaptive floor: the
@@ -61,13 +61,13 @@ TEST_F(UntunedPartsTest, TheHeuristicsOwnAnswersBecomeTheAdaptiveFloor) {
   cublaslt.default_by_m = [](int64_t m) { return m < 230 ? "a" : "b"; };
   const PolicyOptions o = answering([](int64_t m) { return m < 230 ? "a" : m < 250 ? "b" : "c"; });
   const std::vector<std::pair<int64_t, std::string>> want{{249, "cublaslt:heuristic"}, {256, "cublaslt:c"}};
-  EXPECT_EQ(spans(untuned_parts(problem(256), backends(), 193, 256, "cublaslt:a", o)), want);
+  EXPECT_EQ(spans(untuned_parts(problem(256), backends(), 193, 256, "cublaslt:a", "why", o)), want);
 }
 
 TEST_F(UntunedPartsTest, WithoutAnAnswerTheFallbackTakesThePart) {
   const std::vector<std::pair<int64_t, std::string>> want{{300, "cublaslt:c"}};
-  EXPECT_EQ(spans(untuned_parts(problem(384), backends(), 257, 300, "cublaslt:c", PolicyOptions{})), want);
-  EXPECT_TRUE(untuned_parts(problem(384), backends(), 300, 299, "cublaslt:c", PolicyOptions{}).empty());
+  EXPECT_EQ(spans(untuned_parts(problem(384), backends(), 257, 300, "cublaslt:c", "why", PolicyOptions{})), want);
+  EXPECT_TRUE(untuned_parts(problem(384), backends(), 300, 299, "cublaslt:c", "why", PolicyOptions{}).empty());
 }
 
 }  // namespace

@@ -116,10 +116,8 @@ std::vector<bool> no_slower_than_default(const std::vector<Contender>& contender
 // `below_us`, else 0), and the choice keeps the part it was measured at. Returns how many parts
 // went in before segments[i], which is then the upper part, as it was.
 size_t keep_only_the_measured_part(std::vector<ChoiceSegment>& segments, size_t i, std::vector<ChoiceSegment> below,
-                                   int64_t low, double below_us, const std::string& why) {
+                                   int64_t low, double below_us) {
   ChoiceSegment& s = segments[i];
-  const std::string skipped = "below M=" + std::to_string(s.sampled_m) + ": " + why;
-  for (ChoiceSegment& part : below) part.candidates.push_back({part.tactic, "skipped", 0, -1, skipped});
   ChoiceSegment& first = below.front();
   first.sampled_m = low;
   first.us = first.default_us = below_us;
@@ -173,8 +171,9 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     // A choice other than the default that goes unchecked keeps only the part it was measured at.
     const auto unchecked = [&](const std::string& why, double default_low_us = 0) {
       if (s.tactic == s.default_tactic) return;
-      std::vector<ChoiceSegment> below = untuned_parts(problem, backends, q.m, s.sampled_m - 1, default_low, o);
-      i += keep_only_the_measured_part(segments, i, std::move(below), q.m, default_low_us, why);  // to the choice's
+      std::vector<ChoiceSegment> below = untuned_parts(problem, backends, q.m, s.sampled_m - 1, default_low,
+                                                       "below M=" + std::to_string(s.sampled_m) + ": " + why, o);
+      i += keep_only_the_measured_part(segments, i, std::move(below), q.m, default_low_us);  // to the choice's
     };
 
     std::vector<Contender> contenders{{s.tactic, s.us}};

@@ -75,11 +75,10 @@ void check_middles(std::vector<ChoiceSegment>& segments, const Problem& problem,
                     (long long)hi, s.tactic.c_str(), r[0].median_us, (long long)q.m, r[1].median_us);
       // Untuned auto's kernels over the side, each where it runs; the one timed at q with its time.
       std::vector<ChoiceSegment> parts =
-          untuned_parts(problem, backends, below ? previous + 1 : lo, hi, there->name(), o);
-      const std::string skipped = std::string("slower than the default inside the segment (") + why + ")";
+          untuned_parts(problem, backends, below ? previous + 1 : lo, hi, there->name(),
+                        std::string("slower than the default inside the segment (") + why + ")", o);
       int64_t part_lo = below ? previous + 1 : lo;
       for (ChoiceSegment& part : parts) {
-        part.candidates.push_back({part.tactic, "skipped", 0, -1, skipped});
         if (part_lo <= q.m && q.m <= part.m_max) {
           part.sampled_m = q.m;
           part.us = part.default_us = r[1].median_us;

@@ -31,13 +31,15 @@ void check_middles(std::vector<ChoiceSegment>& segments, const Problem& problem,
 
 // The segments that run, at every M of [lo, hi], what untuned `auto` runs there: its answer per M
 // (o.default_at), one segment per run of one answer, and the adaptive floor's where that answer is
-// the heuristic's own kernel; `fallback` where the answer cannot be asked. The answers are asked
+// the heuristic's own kernel; `fallback` where the answer cannot be asked. Each part's `skipped`
+// row gives `why`. The answers are asked
 // at most 256 times across [lo, hi] and bisected at each change (host calls, nothing timed); a
 // run shorter than the probes' spacing can go unseen. Why: a part handed back to the default
 // must run untuned auto's kernel at every M of it, not its kernel at the one M where it was
 // timed, which a few M higher can need another wave of tiles.
 std::vector<ChoiceSegment> untuned_parts(const Problem& problem, const std::vector<Backend*>& backends, int64_t lo,
-                                         int64_t hi, const std::string& fallback, const PolicyOptions& o);
+                                         int64_t hi, const std::string& fallback, const std::string& why,
+                                         const PolicyOptions& o);
 
 // A tactic that may take a segment after its lowest M is timed.
 struct Contender {

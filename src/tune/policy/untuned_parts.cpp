@@ -18,7 +18,8 @@ constexpr int64_t kProbes = 256;
 }  // namespace
 
 std::vector<ChoiceSegment> untuned_parts(const Problem& problem, const std::vector<Backend*>& backends, int64_t lo,
-                                         int64_t hi, const std::string& fallback, const PolicyOptions& o) {
+                                         int64_t hi, const std::string& fallback, const std::string& why,
+                                         const PolicyOptions& o) {
   const std::optional<Tactic> adaptive = adaptive_floor(backends, problem);
   // What a segment must run at m to run untuned auto's kernel there: the adaptive floor where
   // untuned auto answers the heuristic's own kernel, else that answer; `fallback` where it cannot
@@ -37,6 +38,7 @@ std::vector<ChoiceSegment> untuned_parts(const Problem& problem, const std::vect
     s.m_max = m_max;
     s.sampled_m = m_max;
     s.tactic = s.default_tactic = tactic;
+    s.candidates.push_back({tactic, "skipped", 0, -1, why});
     parts.push_back(std::move(s));
   };
   if (hi < lo) return parts;
