@@ -232,6 +232,8 @@ std::string check_segments(std::vector<ChoiceSegment> segments, const Problem& p
   }
   check_middles(segments, problem, backends, d.threshold, timer, o);
   key.phase("middles");
+  check_untimed_defaults(segments, problem, backends, d.threshold, timer, o);
+  key.phase("untimed_defaults");
   d.segments = merged(std::move(segments));
   return note;
 }

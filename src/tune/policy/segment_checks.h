@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,12 +30,30 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
 void check_middles(std::vector<ChoiceSegment>& segments, const Problem& problem,
                    const std::vector<Backend*>& backends, double threshold, Timer& timer, const PolicyOptions& o);
 
+// Times each segment's choice against untuned `auto` in each run of M where untuned auto runs a
+// kernel the choice was not timed against at any M of that run (at the run's middle), and hands
+// a run where the choice is slower beyond `threshold` to untuned `auto`
+// (untimed_default_check.cpp). Why: untuned auto's kernel can change between the M a segment was
+// timed at, and a choice that beat one kernel there can lose to another a few M away. Checks that
+// do not fit a quarter of the key budget, or fail, leave the run as it is.
+void check_untimed_defaults(std::vector<ChoiceSegment>& segments, const Problem& problem,
+                            const std::vector<Backend*>& backends, double threshold, Timer& timer,
+                            const PolicyOptions& o);
+
+// One run of M over which a per-M answer stays the same.
+struct AnswerRun {
+  int64_t first = 0, last = 0;
+  std::string answer;
+};
+
+// The runs of `answer` over [lo, hi]: asked at most 256 times across it and bisected at each
+// change (a run shorter than the probes' spacing can go unseen).
+std::vector<AnswerRun> answer_runs(int64_t lo, int64_t hi, const std::function<std::string(int64_t)>& answer);
+
 // The segments that run, at every M of [lo, hi], what untuned `auto` runs there: its answer per M
-// (o.default_at), one segment per run of one answer, and the adaptive floor's where that answer is
-// the heuristic's own kernel; `fallback` where the answer cannot be asked. Each part's `skipped`
-// row gives `why`. The answers are asked
-// at most 256 times across [lo, hi] and bisected at each change (host calls, nothing timed); a
-// run shorter than the probes' spacing can go unseen. Why: a part handed back to the default
+// (o.default_at), one segment per run of one answer (answer_runs: host calls, nothing timed), and
+// the adaptive floor's where that answer is the heuristic's own kernel; `fallback` where the
+// answer cannot be asked. Each part's `skipped` row gives `why`. Why: a part handed back to the default
 // must run untuned auto's kernel at every M of it, not its kernel at the one M where it was
 // timed, which a few M higher can need another wave of tiles.
 std::vector<ChoiceSegment> untuned_parts(const Problem& problem, const std::vector<Backend*>& backends, int64_t lo,

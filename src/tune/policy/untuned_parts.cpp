@@ -1,6 +1,7 @@
 // Handing part of a bucket back to untuned `auto` (docs/tuning.md "Never slower than the
 // default"): segment_checks.h untuned_parts.
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "tune/defaults/default_chain.h"
@@ -16,6 +17,39 @@ namespace {
 constexpr int64_t kProbes = 256;
 
 }  // namespace
+
+std::vector<AnswerRun> answer_runs(int64_t lo, int64_t hi, const std::function<std::string(int64_t)>& answer) {
+  std::vector<AnswerRun> runs;
+  if (hi < lo) return runs;
+  const int64_t stride = std::max<int64_t>(1, (hi - lo) / kProbes);
+  int64_t at = lo, first = lo;
+  std::string current = answer(lo);
+  while (at < hi) {
+    const int64_t next = std::min(hi, at + stride);
+    std::string there = answer(next);
+    if (there == current) {
+      at = next;
+      continue;
+    }
+    // The first M in (at, next] whose answer is not `current` (one change assumed between probes).
+    int64_t good = at, bad = next;
+    while (bad - good > 1) {
+      const int64_t mid = good + (bad - good) / 2;
+      std::string a = answer(mid);
+      if (a == current) {
+        good = mid;
+      } else {
+        bad = mid;
+        there = std::move(a);
+      }
+    }
+    runs.push_back({first, good, current});
+    current = std::move(there);
+    first = at = bad;
+  }
+  runs.push_back({first, hi, current});
+  return runs;
+}
 
 std::vector<ChoiceSegment> untuned_parts(const Problem& problem, const std::vector<Backend*>& backends, int64_t lo,
                                          int64_t hi, const std::string& fallback, const std::string& why,
@@ -33,43 +67,14 @@ std::vector<ChoiceSegment> untuned_parts(const Problem& problem, const std::vect
     return adaptive && name == fixed_floor(backends, problem, m) ? adaptive->name() : name;
   };
   std::vector<ChoiceSegment> parts;
-  const auto end_part = [&](int64_t m_max, const std::string& tactic) {
+  for (const AnswerRun& r : answer_runs(lo, hi, runs_at)) {
     ChoiceSegment s;
-    s.m_max = m_max;
-    s.sampled_m = m_max;
-    s.tactic = s.default_tactic = tactic;
-    s.candidates.push_back({tactic, "skipped", 0, -1, why});
+    s.m_max = r.last;
+    s.sampled_m = r.last;
+    s.tactic = s.default_tactic = r.answer;
+    s.candidates.push_back({r.answer, "skipped", 0, -1, why});
     parts.push_back(std::move(s));
-  };
-  if (hi < lo) return parts;
-  const int64_t stride = std::max<int64_t>(1, (hi - lo) / kProbes);
-  int64_t at = lo;
-  std::string current = runs_at(lo);
-  while (at < hi) {
-    const int64_t next = std::min(hi, at + stride);
-    const std::string there = runs_at(next);
-    if (there == current) {
-      at = next;
-      continue;
-    }
-    // The first M in (at, next] whose answer is not `current` (one change assumed between probes).
-    int64_t good = at, bad = next;
-    std::string bad_answer = there;
-    while (bad - good > 1) {
-      const int64_t mid = good + (bad - good) / 2;
-      std::string answer = runs_at(mid);
-      if (answer == current) {
-        good = mid;
-      } else {
-        bad = mid;
-        bad_answer = std::move(answer);
-      }
-    }
-    end_part(good, current);
-    current = bad_answer;
-    at = bad;
   }
-  end_part(hi, current);
   return parts;
 }
 

@@ -1,0 +1,109 @@
+// Checking a segment against every kernel untuned `auto` runs inside it (docs/tuning.md "Never
+// slower than the default"): segment_checks.h check_untimed_defaults.
+#include <cstdio>
+#include <iterator>
+#include <optional>
+
+#include "tune/defaults/default_chain.h"
+#include "tune/policy/decide.h"
+#include "tune/policy/round_plan.h"
+#include "tune/policy/segment_checks.h"
+#include "tune/policy/segments.h"
+
+namespace fp8gemm::tuning {
+
+namespace {
+
+// As the middle check's rounds (middle_check.cpp): one warm-up and 3 timed replays of two tactics.
+constexpr MeasureOptions kUntimedDefaultRound{0, 3, 1};
+
+// Segment `s` with [lo, hi] cut out of it: the parts below and above that range (either empty).
+std::vector<ChoiceSegment> around(const ChoiceSegment& s, int64_t first, int64_t lo, int64_t hi,
+                                  std::vector<ChoiceSegment> handed_back) {
+  std::vector<ChoiceSegment> out;
+  if (lo > first) {
+    ChoiceSegment below = s;
+    below.m_max = lo - 1;
+    below.sampled_m = std::min(s.sampled_m, below.m_max);
+    out.push_back(std::move(below));
+  }
+  out.insert(out.end(), std::make_move_iterator(handed_back.begin()), std::make_move_iterator(handed_back.end()));
+  if (hi < s.m_max) {
+    ChoiceSegment above = s;
+    above.sampled_m = std::max(s.sampled_m, hi + 1);
+    out.push_back(std::move(above));
+  }
+  return out;
+}
+
+}  // namespace
+
+void check_untimed_defaults(std::vector<ChoiceSegment>& segments, const Problem& problem,
+                            const std::vector<Backend*>& backends, double threshold, Timer& timer, const PolicyOptions& o) {
+  if (!o.default_at) return;
+  double budget_us = 0.25 * o.key_budget_ms * 1e3;
+  const std::optional<Tactic> adaptive = adaptive_floor(backends, problem);
+  int64_t first = bucket_lower(problem.m) + 1;
+  std::vector<ChoiceSegment> out;
+  for (size_t i = 0; i < segments.size(); first = segments[i].m_max + 1, ++i) {
+    ChoiceSegment s = segments[i];
+    // Whether the choice was timed against untuned auto's kernel at an M of `run`: at the sampled
+    // M (against the default there), or by a check whose row says "at M=..." inside it.
+    const auto timed_in = [&s](const AnswerRun& run) {
+      if (run.answer == s.tactic || (run.first <= s.sampled_m && s.sampled_m <= run.last)) return true;
+      for (const CandidateReport& c : s.candidates) {
+        long long m = 0;
+        if (c.tactic == run.answer && std::sscanf(c.note.c_str(), "at M=%lld", &m) == 1 && run.first <= m &&
+            m <= run.last)
+          return true;
+      }
+      return false;
+    };
+    const auto kernel_at = [&](int64_t m) {
+      Problem q = problem;
+      q.m = m;
+      const std::optional<Tactic> t = untuned_at(o, q);
+      return t ? t->name() : std::string();
+    };
+    std::vector<ChoiceSegment> pieces{s};  // the segment as the runs below cut it
+    for (const AnswerRun& run : answer_runs(first, s.m_max, kernel_at)) {
+      if (run.answer.empty() || timed_in(run)) continue;
+      Problem q = problem;
+      q.m = run.first + (run.last - run.first) / 2;
+      // The adaptive floor runs the heuristic's answer at q: where that is untuned auto's, the
+      // same kernel.
+      if (adaptive && s.tactic == adaptive->name() && fixed_floor(backends, problem, q.m) == run.answer) continue;
+      const double cost_us = 2 * below_edge_cost_us(q);
+      if (cost_us > budget_us) continue;
+      budget_us -= cost_us;
+      std::vector<Timing> r;
+      try {
+        r = timer.measure(q, {Tactic::parse(s.tactic), Tactic::parse(run.answer)}, kUntimedDefaultRound);
+      } catch (const std::exception&) {
+        continue;
+      }
+      if (r.size() != 2 || !r[0].ok || !r[1].ok || !(r[0].median_us > 0) || !(r[1].median_us > 0)) continue;
+      const std::string at = "at M=" + std::to_string(q.m) + ", where untuned auto runs another kernel";
+      for (const Timing& x : r) pieces.back().candidates.push_back({x.tactic.name(), "middle", x.median_us, -1, at});
+      if (r[0].median_us <= r[1].median_us * (1 + threshold)) continue;
+      char why[240];
+      std::snprintf(why, sizeof why, "M=%lld-%lld: %s took %.4g us at M=%lld, untuned auto's %s %.4g",
+                    (long long)run.first, (long long)run.last, s.tactic.c_str(), r[0].median_us, (long long)q.m,
+                    run.answer.c_str(), r[1].median_us);
+      std::vector<ChoiceSegment> parts =
+          untuned_parts(problem, backends, run.first, run.last, run.answer,
+                        std::string("slower than untuned auto's kernel there (") + why + ")", o);
+      // The runs come in order of M, each inside the last piece (the choice's part above the
+      // runs cut so far).
+      ChoiceSegment last = std::move(pieces.back());
+      pieces.pop_back();
+      const int64_t last_first = pieces.empty() ? first : pieces.back().m_max + 1;
+      for (ChoiceSegment& p : around(last, last_first, run.first, run.last, std::move(parts)))
+        pieces.push_back(std::move(p));
+    }
+    out.insert(out.end(), std::make_move_iterator(pieces.begin()), std::make_move_iterator(pieces.end()));
+  }
+  segments = std::move(out);
+}
+
+}  // namespace fp8gemm::tuning

@@ -1,0 +1,72 @@
+// The untimed-default check (tune/policy/segment_checks.h check_untimed_defaults): a segment's
+// choice timed against each kernel untuned auto runs inside the segment, in the run of M where it
+// runs it.
+#include <algorithm>
+
+#include "test_tune_policy_fixture.h"
+
+namespace fp8gemm::testing {
+namespace {
+
+// c1 is the best at the samples 53 and 59 and at the edge 64, against untuned auto's heur. At
+// M = 57..58 untuned auto runs h1 instead, which is faster there (`h1_there`): neither the low end
+// (54) nor the middle (56) of the segment (53, 59] sees it.
+struct UntimedDefaultTest : PolicyTest {
+  double h1_there = 6;
+  PolicyOptions o;
+  void SetUp() override {
+    PolicyTest::SetUp();
+    timer.true_us["cutlass:c1"] = 8;
+    timer.at_m = [this](const std::string& name, int64_t m, double t) {
+      return name == "cublaslt:h1" && m >= 57 && m <= 58 ? h1_there : t;
+    };
+    o.default_at = [](const Problem& q) { return Tactic{"cublaslt", q.m >= 57 && q.m <= 58 ? "h1" : "heur"}; };
+  }
+  static bool has_row(const Decision& d, const std::string& status, const std::string& text) {
+    for (const ChoiceSegment& s : d.segments)
+      for (const CandidateReport& c : s.candidates)
+        if (c.status == status && c.note.find(text) != std::string::npos) return true;
+    return false;
+  }
+};
+
+TEST_F(UntimedDefaultTest, ARunWhereUntunedAutosKernelIsFasterGoesBackToIt) {
+  const Decision d = run(o);
+  EXPECT_EQ(d.choice_for(56), "cutlass:c1") << explain_text(d);
+  EXPECT_EQ(d.choice_for(57), "cublaslt:h1");
+  EXPECT_EQ(d.choice_for(58), "cublaslt:h1");
+  EXPECT_EQ(d.choice_for(59), "cutlass:c1");
+  EXPECT_EQ(d.choice_for(64), "cutlass:c1");
+  EXPECT_TRUE(has_row(d, "middle", "at M=57, where untuned auto runs another kernel")) << explain_text(d);
+  EXPECT_TRUE(has_row(d, "skipped", "slower than untuned auto's kernel there")) << explain_text(d);
+}
+
+// Within the threshold (1.5% with no noise) the choice keeps the run; the timing is reported.
+TEST_F(UntimedDefaultTest, AMildLossKeepsTheRun) {
+  h1_there = 8.05;
+  const Decision d = run(o);
+  EXPECT_EQ(d.choice_for(57), "cutlass:c1") << explain_text(d);
+  EXPECT_EQ(d.choice_for(58), "cutlass:c1");
+  EXPECT_TRUE(has_row(d, "middle", "at M=57, where untuned auto runs another kernel")) << explain_text(d);
+}
+
+// Where the middle check already timed untuned auto's kernel inside its run (h1 at 55..58, the
+// middle 56), that run is not timed again.
+TEST_F(UntimedDefaultTest, ARunTheMiddleCheckTimedIsNotTimedAgain) {
+  o.default_at = [](const Problem& q) { return Tactic{"cublaslt", q.m >= 55 && q.m <= 58 ? "h1" : "heur"}; };
+  timer.measured_m.clear();
+  run(o);
+  EXPECT_EQ(std::count(timer.measured_m.begin(), timer.measured_m.end(), 56), 1);
+  EXPECT_EQ(std::count(timer.measured_m.begin(), timer.measured_m.end(), 57), 0);
+}
+
+// The check shares a quarter of the key budget; one that does not fit leaves the run as it is.
+TEST_F(UntimedDefaultTest, ACheckOverTheBudgetIsNotTimed) {
+  o.key_budget_ms = 0.001;
+  timer.measured_m.clear();
+  run(o);
+  EXPECT_EQ(std::count(timer.measured_m.begin(), timer.measured_m.end(), 57), 0);
+}
+
+}  // namespace
+}  // namespace fp8gemm::testing
