@@ -39,6 +39,12 @@ TEST_F(UntimedDefaultTest, ARunWhereUntunedAutosKernelIsFasterGoesBackToIt) {
   EXPECT_EQ(d.choice_for(64), "cutlass:c1");
   EXPECT_TRUE(has_row(d, "middle", "at M=57, where untuned auto runs another kernel")) << explain_text(d);
   EXPECT_TRUE(has_row(d, "skipped", "slower than untuned auto's kernel there")) << explain_text(d);
+  // The choice's part below the run still names where it was timed (59), and the rows timed
+  // there stay with the part that holds 59.
+  for (const ChoiceSegment& s : d.segments) {
+    if (s.m_max == 56) EXPECT_EQ(s.sampled_m, 59);
+    if (s.m_max == 59) EXPECT_FALSE(s.candidates.empty());
+  }
 }
 
 // Within the threshold (1.5% with no noise) the choice keeps the run; the timing is reported.

@@ -17,29 +17,39 @@ namespace {
 // As the middle check's rounds (middle_check.cpp): one warm-up and 3 timed replays of two tactics.
 constexpr MeasureOptions kUntimedDefaultRound{0, 3, 1};
 
-// Segment `s` with [lo, hi] cut out of it: the parts below and above that range (either empty).
+// Segment `s` (lowest M `first`) with [lo, hi] replaced by `handed_back`: the choice keeps the
+// parts below and above that range (either may be empty). Each part still names the M where the
+// choice was timed (sampled_m), and only the part that holds it keeps the rows timed there.
 std::vector<ChoiceSegment> around(const ChoiceSegment& s, int64_t first, int64_t lo, int64_t hi,
                                   std::vector<ChoiceSegment> handed_back) {
   std::vector<ChoiceSegment> out;
-  if (lo > first) {
-    ChoiceSegment below = s;
-    below.m_max = lo - 1;
-    below.sampled_m = std::min(s.sampled_m, below.m_max);
-    out.push_back(std::move(below));
-  }
+  const auto part = [&](int64_t from, int64_t to) {
+    ChoiceSegment p = s;
+    p.m_max = to;
+    if (s.sampled_m < from || s.sampled_m > to) p.candidates.clear();
+    return p;
+  };
+  if (lo > first) out.push_back(part(first, lo - 1));
   out.insert(out.end(), std::make_move_iterator(handed_back.begin()), std::make_move_iterator(handed_back.end()));
-  if (hi < s.m_max) {
-    ChoiceSegment above = s;
-    above.sampled_m = std::max(s.sampled_m, hi + 1);
-    out.push_back(std::move(above));
-  }
+  if (hi < s.m_max) out.push_back(part(hi + 1, s.m_max));
   return out;
+}
+
+// The piece (lowest M `first`) that holds M `sampled`, where a segment's rows are kept; the last
+// piece if none does.
+ChoiceSegment& with_sample(std::vector<ChoiceSegment>& pieces, int64_t first, int64_t sampled) {
+  for (ChoiceSegment& p : pieces) {
+    if (first <= sampled && sampled <= p.m_max) return p;
+    first = p.m_max + 1;
+  }
+  return pieces.back();
 }
 
 }  // namespace
 
 void check_untimed_defaults(std::vector<ChoiceSegment>& segments, const Problem& problem,
-                            const std::vector<Backend*>& backends, double threshold, Timer& timer, const PolicyOptions& o) {
+                            const std::vector<Backend*>& backends, double threshold, Timer& timer,
+                            const PolicyOptions& o) {
   if (!o.default_at) return;
   double budget_us = 0.25 * o.key_budget_ms * 1e3;
   const std::optional<Tactic> adaptive = adaptive_floor(backends, problem);
@@ -84,7 +94,8 @@ void check_untimed_defaults(std::vector<ChoiceSegment>& segments, const Problem&
       }
       if (r.size() != 2 || !r[0].ok || !r[1].ok || !(r[0].median_us > 0) || !(r[1].median_us > 0)) continue;
       const std::string at = "at M=" + std::to_string(q.m) + ", where untuned auto runs another kernel";
-      for (const Timing& x : r) pieces.back().candidates.push_back({x.tactic.name(), "middle", x.median_us, -1, at});
+      ChoiceSegment& home = with_sample(pieces, first, s.sampled_m);
+      for (const Timing& x : r) home.candidates.push_back({x.tactic.name(), "middle", x.median_us, -1, at});
       if (r[0].median_us <= r[1].median_us * (1 + threshold)) continue;
       char why[240];
       std::snprintf(why, sizeof why, "M=%lld-%lld: %s took %.4g us at M=%lld, untuned auto's %s %.4g",
