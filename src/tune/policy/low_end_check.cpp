@@ -1,12 +1,14 @@
 // Checking a segment's lowest M (docs/tuning.md "Checking a segment's lowest M", "The adaptive
 // floor"): segment_checks.h check_low_ends.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <iterator>
 #include <optional>
 
 #include "tune/policy/decide.h"
+#include "tune/policy/round_plan.h"
 #include "tune/policy/segment_checks.h"
 #include "tune/policy/segments.h"
 #include "tune/defaults/default_chain.h"
@@ -14,11 +16,6 @@
 namespace fp8gemm::tuning {
 
 namespace {
-
-// How a segment's lowest M is timed: one warm-up and 3 timed replays. It compares two to four
-// tactics whose differences there are the point, and a whole-suite tune has hundreds of such
-// checks to fit.
-constexpr MeasureOptions kLowEndRound{0, 3, 1};
 
 // The time of `name` among what was timed at one M (`rows`), on the scale of the round that timed
 // the default there; 0 when it was not timed there. A row the short round pruned holds its
@@ -54,20 +51,15 @@ bool pruned_in(const std::vector<CandidateReport>& rows, const std::string& name
 // of regret, and it lost more to the power cap than the default between the two rounds.
 double time_again_at_top(ChoiceSegment& s, const Problem& top, const std::string& floor, double estimate_us,
                          Timer& timer, double& budget_us) {
-  try {
-    const std::vector<Tactic> pair{Tactic::parse(s.tactic), Tactic::parse(floor)};
-    const double cost_us = round_cost_us(top, kLowEndRound, 2);
-    if (cost_us > budget_us) return estimate_us;
-    budget_us -= cost_us;
-    const std::vector<Timing> r = timer.measure(top, pair, kLowEndRound);
-    if (r.size() != 2 || !r[0].ok || !r[1].ok || !(r[0].median_us > 0) || !(r[1].median_us > 0)) return estimate_us;
-    const std::string at =
-        "at M=" + std::to_string(top.m) + ", the segment's top: pruned there by the short round, timed again";
-    for (const Timing& x : r) s.candidates.push_back({x.tactic.name(), "top", x.median_us, -1, at});
-    return s.us * r[1].median_us / r[0].median_us;
-  } catch (const std::exception&) {
-    return estimate_us;
-  }
+  const double cost_us = round_cost_us(top, kCheckRound, 2);
+  if (cost_us > budget_us) return estimate_us;
+  budget_us -= cost_us;
+  const std::optional<std::array<Timing, 2>> r = time_pair(timer, top, s.tactic, floor);
+  if (!r) return estimate_us;
+  const std::string at =
+      "at M=" + std::to_string(top.m) + ", the segment's top: pruned there by the short round, timed again";
+  for (const Timing& x : *r) s.candidates.push_back({x.tactic.name(), "top", x.median_us, -1, at});
+  return s.us * (*r)[1].median_us / (*r)[0].median_us;
 }
 
 // Worse regret over the two ends; on a tie the earlier contender (the segment's choice first)
@@ -215,7 +207,7 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
         continue;
       }
       if (!edge) spent_below_edge_us += cost_us;
-      r = timer.measure(q, list, kLowEndRound);
+      r = timer.measure(q, list, kCheckRound);
     } catch (const std::exception& e) {
       unchecked(std::string("checking its lowest M failed: ") + e.what());
       continue;

@@ -1,5 +1,6 @@
 // Checking inside a segment (docs/tuning.md "Never slower than the default"): segment_checks.h
 // check_middles.
+#include <array>
 #include <cstdio>
 #include <iterator>
 #include <optional>
@@ -12,14 +13,6 @@
 #include "tune/policy/segments.h"
 
 namespace fp8gemm::tuning {
-
-namespace {
-
-// As a segment's lowest M is timed (low_end_check.cpp): one warm-up and 3 timed replays of two
-// tactics.
-constexpr MeasureOptions kMiddleRound{0, 3, 1};
-
-}  // namespace
 
 // Each side of a segment's sampled M that spans more than the M already timed is timed once more
 // in its middle, the segment's choice against what `auto` runs there untuned; where the choice is
@@ -59,13 +52,9 @@ void check_middles(std::vector<ChoiceSegment>& segments, const Problem& problem,
       const double cost_us = 2 * below_edge_cost_us(q);
       if (cost_us > budget_us) continue;
       budget_us -= cost_us;
-      std::vector<Timing> r;
-      try {
-        r = timer.measure(q, {Tactic::parse(s.tactic), *there}, kMiddleRound);
-      } catch (const std::exception&) {
-        continue;
-      }
-      if (r.size() != 2 || !r[0].ok || !r[1].ok || !(r[0].median_us > 0) || !(r[1].median_us > 0)) continue;
+      const std::optional<std::array<Timing, 2>> timed = time_pair(timer, q, s.tactic, there->name());
+      if (!timed) continue;
+      const std::array<Timing, 2>& r = *timed;
       const std::string at = "at M=" + std::to_string(q.m) + ", inside the segment";
       for (const Timing& x : r) s.candidates.push_back({x.tactic.name(), "middle", x.median_us, -1, at});
       if (r[0].median_us <= r[1].median_us * (1 + threshold)) continue;

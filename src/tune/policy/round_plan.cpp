@@ -71,4 +71,16 @@ double round_cost_us(const Problem& q, const MeasureOptions& round, int tactics)
 
 double below_edge_cost_us(const Problem& q) { return round_cost_us(q, kBelowEdgeRound); }
 
+std::optional<std::array<Timing, 2>> time_pair(Timer& timer, const Problem& q, const std::string& a,
+                                               const std::string& b) {
+  std::vector<Timing> r;
+  try {
+    r = timer.measure(q, {Tactic::parse(a), Tactic::parse(b)}, kCheckRound);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (r.size() != 2 || !r[0].ok || !r[1].ok || !(r[0].median_us > 0) || !(r[1].median_us > 0)) return std::nullopt;
+  return std::array<Timing, 2>{std::move(r[0]), std::move(r[1])};
+}
+
 }  // namespace fp8gemm::tuning

@@ -1,5 +1,6 @@
 // Checking a segment against every kernel untuned `auto` runs inside it (docs/tuning.md "Never
 // slower than the default"): segment_checks.h check_untimed_defaults.
+#include <array>
 #include <cstdio>
 #include <iterator>
 #include <optional>
@@ -13,9 +14,6 @@
 namespace fp8gemm::tuning {
 
 namespace {
-
-// As the middle check's rounds (middle_check.cpp): one warm-up and 3 timed replays of two tactics.
-constexpr MeasureOptions kUntimedDefaultRound{0, 3, 1};
 
 // Segment `s` (lowest M `first`) with [lo, hi] replaced by `handed_back`: the choice keeps the
 // parts below and above that range (either may be empty). Each part still names the M where the
@@ -86,13 +84,9 @@ void check_untimed_defaults(std::vector<ChoiceSegment>& segments, const Problem&
       const double cost_us = 2 * below_edge_cost_us(q);
       if (cost_us > budget_us) continue;
       budget_us -= cost_us;
-      std::vector<Timing> r;
-      try {
-        r = timer.measure(q, {Tactic::parse(s.tactic), Tactic::parse(run.answer)}, kUntimedDefaultRound);
-      } catch (const std::exception&) {
-        continue;
-      }
-      if (r.size() != 2 || !r[0].ok || !r[1].ok || !(r[0].median_us > 0) || !(r[1].median_us > 0)) continue;
+      const std::optional<std::array<Timing, 2>> timed = time_pair(timer, q, s.tactic, run.answer);
+      if (!timed) continue;
+      const std::array<Timing, 2>& r = *timed;
       const std::string at = "at M=" + std::to_string(q.m) + ", where untuned auto runs another kernel";
       ChoiceSegment& home = with_sample(pieces, first, s.sampled_m);
       for (const Timing& x : r) home.candidates.push_back({x.tactic.name(), "middle", x.median_us, -1, at});
