@@ -74,5 +74,34 @@ TEST_F(UntimedDefaultTest, ACheckOverTheBudgetIsNotTimed) {
   EXPECT_EQ(std::count(timer.measured_m.begin(), timer.measured_m.end(), 57), 0);
 }
 
+// The adaptive floor's own kernel can change inside its segment while untuned auto's does not:
+// here the heuristic answers h1 below 62, heur from 62, but enum0 (20 us) at M = 63, and untuned
+// auto runs heur throughout (14 us below the edge). The adaptive floor takes the edge's segment on
+// its times at 60 and 64; M = 63, where it would run enum0, goes back to untuned auto's heur.
+struct AdaptiveUntimedTest : PolicyTest {
+  PolicyOptions o;
+  void SetUp() override {
+    PolicyTest::SetUp();
+    cublaslt.adaptive = "adapt";
+    cublaslt.default_by_m = [](int64_t m) { return m < 62 ? "h1" : m == 63 ? "enum0" : "heur"; };
+    timer.true_us["cublaslt:adapt"] = 0;  // timed as whatever the floor at that M is
+    timer.true_us["cublaslt:enum0"] = 20;
+    timer.at_m = [this](const std::string& name, int64_t m, double) {
+      const std::string kernel = name == "cublaslt:adapt" ? "cublaslt:" + cublaslt.default_by_m(m) : name;
+      return kernel == "cublaslt:heur" && m < 64 ? 14.0 : timer.true_us.at(kernel);
+    };
+    o.default_at = [](const Problem&) { return Tactic{"cublaslt", "heur"}; };
+  }
+};
+
+TEST_F(AdaptiveUntimedTest, ARunWhereTheAdaptiveFloorRunsAnotherKernelIsChecked) {
+  const Decision d = run(o);
+  EXPECT_EQ(d.choice_for(60), "cublaslt:adapt") << explain_text(d);
+  EXPECT_EQ(d.choice_for(63), "cublaslt:heur") << explain_text(d);
+  EXPECT_EQ(d.choice_for(64), "cublaslt:adapt");
+  EXPECT_TRUE(UntimedDefaultTest::has_row(d, "middle", "at M=63, where the adaptive floor or untuned auto"))
+      << explain_text(d);
+}
+
 }  // namespace
 }  // namespace fp8gemm::testing

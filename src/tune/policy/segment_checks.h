@@ -34,8 +34,10 @@ void check_middles(std::vector<ChoiceSegment>& segments, const Problem& problem,
 // kernel the choice was not timed against at any M of that run (at the run's middle), and hands
 // a run where the choice is slower beyond `threshold` to untuned `auto`
 // (untimed_default_check.cpp). Why: untuned auto's kernel can change between the M a segment was
-// timed at, and a choice that beat one kernel there can lose to another a few M away. Checks that
-// do not fit a quarter of the key budget, or fail, leave the run as it is.
+// timed at, and a choice that beat one kernel there can lose to another a few M away. Where the
+// choice is the adaptive floor, whose own kernel changes with the heuristic's answer, a run ends
+// where either kernel changes. Checks that do not fit a quarter of the key budget, or fail, leave
+// the run as it is.
 void check_untimed_defaults(std::vector<ChoiceSegment>& segments, const Problem& problem,
                             const std::vector<Backend*>& backends, double threshold, Timer& timer,
                             const PolicyOptions& o);

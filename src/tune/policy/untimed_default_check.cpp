@@ -55,48 +55,58 @@ void check_untimed_defaults(std::vector<ChoiceSegment>& segments, const Problem&
   std::vector<ChoiceSegment> out;
   for (size_t i = 0; i < segments.size(); first = segments[i].m_max + 1, ++i) {
     ChoiceSegment s = segments[i];
-    // Whether the choice was timed against untuned auto's kernel at an M of `run`: at the sampled
-    // M (against the default there), or by a check whose row says "at M=..." inside it.
-    const auto timed_in = [&s](const AnswerRun& run) {
-      if (run.answer == s.tactic || (run.first <= s.sampled_m && s.sampled_m <= run.last)) return true;
+    // The adaptive floor runs the heuristic's answer at each M, so its own kernel can change
+    // inside the segment as untuned auto's can.
+    const bool adapts = adaptive && s.tactic == adaptive->name();
+    // Whether the choice was timed against `untuned` (untuned auto's kernel over `run`) at an M of
+    // `run`: at the sampled M (against the default there), or by a check whose row says "at M=..."
+    // inside it.
+    const auto timed_in = [&s](const AnswerRun& run, const std::string& untuned) {
+      if (untuned == s.tactic || (run.first <= s.sampled_m && s.sampled_m <= run.last)) return true;
       for (const CandidateReport& c : s.candidates) {
         long long m = 0;
-        if (c.tactic == run.answer && std::sscanf(c.note.c_str(), "at M=%lld", &m) == 1 && run.first <= m &&
+        if (c.tactic == untuned && std::sscanf(c.note.c_str(), "at M=%lld", &m) == 1 && run.first <= m &&
             m <= run.last)
           return true;
       }
       return false;
     };
-    const auto kernel_at = [&](int64_t m) {
+    // The pair of kernels at m, untuned auto's and (for the adaptive floor) the choice's, one line
+    // each: a run is a range of M where neither changes.
+    const auto kernels_at = [&](int64_t m) {
       Problem q = problem;
       q.m = m;
       const std::optional<Tactic> t = untuned_at(o, q);
-      return t ? t->name() : std::string();
+      if (!t) return std::string();
+      return adapts ? t->name() + '\n' + fixed_floor(backends, problem, m) : t->name();
     };
     std::vector<ChoiceSegment> pieces{s};  // the segment as the runs below cut it
-    for (const AnswerRun& run : answer_runs(first, s.m_max, kernel_at)) {
-      if (run.answer.empty() || timed_in(run)) continue;
+    for (const AnswerRun& run : answer_runs(first, s.m_max, kernels_at)) {
+      const size_t line = run.answer.find('\n');
+      const std::string untuned = run.answer.substr(0, line);
+      // Where the adaptive floor runs untuned auto's own kernel, the two are the same.
+      const bool same_kernel = line != std::string::npos && run.answer.substr(line + 1) == untuned;
+      if (untuned.empty() || same_kernel || timed_in(run, untuned)) continue;
       Problem q = problem;
       q.m = run.first + (run.last - run.first) / 2;
-      // The adaptive floor runs the heuristic's answer at q: where that is untuned auto's, the
-      // same kernel.
-      if (adaptive && s.tactic == adaptive->name() && fixed_floor(backends, problem, q.m) == run.answer) continue;
       const double cost_us = 2 * below_edge_cost_us(q);
       if (cost_us > budget_us) continue;
       budget_us -= cost_us;
-      const std::optional<std::array<Timing, 2>> timed = time_pair(timer, q, s.tactic, run.answer);
+      const std::optional<std::array<Timing, 2>> timed = time_pair(timer, q, s.tactic, untuned);
       if (!timed) continue;
       const std::array<Timing, 2>& r = *timed;
-      const std::string at = "at M=" + std::to_string(q.m) + ", where untuned auto runs another kernel";
+      const std::string at = "at M=" + std::to_string(q.m) + (adapts ? ", where the adaptive floor or untuned auto"
+                                                                          : ", where untuned auto") +
+                             " runs another kernel";
       ChoiceSegment& home = with_sample(pieces, first, s.sampled_m);
       for (const Timing& x : r) home.candidates.push_back({x.tactic.name(), "middle", x.median_us, -1, at});
       if (r[0].median_us <= r[1].median_us * (1 + threshold)) continue;
       char why[240];
       std::snprintf(why, sizeof why, "M=%lld-%lld: %s took %.4g us at M=%lld, untuned auto's %s %.4g",
                     (long long)run.first, (long long)run.last, s.tactic.c_str(), r[0].median_us, (long long)q.m,
-                    run.answer.c_str(), r[1].median_us);
+                    untuned.c_str(), r[1].median_us);
       std::vector<ChoiceSegment> parts =
-          untuned_parts(problem, backends, run.first, run.last, run.answer,
+          untuned_parts(problem, backends, run.first, run.last, untuned,
                         std::string("slower than untuned auto's kernel there (") + why + ")", o);
       // The runs come in order of M, each inside the last piece (the choice's part above the
       // runs cut so far).
