@@ -195,11 +195,11 @@ TEST(ConfirmAuto, ReportedInTheTableCsvJsonAndSummary) {
   write_csv(csv, {p, q});
   const std::string s = csv.str();
   EXPECT_NE(s.find(",confirm_best_tactic,confirm_auto_us,confirm_best_us,confirm_noise,confirm_regret,"
-                   "confirm_rounds,confirm_round_ratios,confirm_opponents\n"),
+                   "confirm_rounds,confirm_round_ratios,confirm_opponents,confirm_untuned_ratios\n"),
             std::string::npos)
       << s;
-  EXPECT_NE(s.find(",cublaslt:b,9.450,9.000,0.0000,1.0500,1,1.0500,cublaslt:b\n"), std::string::npos) << s;
-  EXPECT_NE(s.find(",,,,,,0,,\n"), std::string::npos) << s;  // q: no tactic, numbers, rounds or opponents
+  EXPECT_NE(s.find(",cublaslt:b,9.450,9.000,0.0000,1.0500,1,1.0500,cublaslt:b,\n"), std::string::npos) << s;
+  EXPECT_NE(s.find(",,,,,,0,,,\n"), std::string::npos) << s;  // q: no tactic, numbers, rounds or opponents
   std::ostringstream without;
   write_csv(without, {point()});
   EXPECT_EQ(without.str().find("confirm_"), std::string::npos) << "no confirm attempted: no columns";
@@ -270,7 +270,7 @@ TEST(ConfirmAuto, TheVerdictIsTheMedianRoundWithEveryRoundBesideIt) {
       << table.str();
   std::ostringstream csv;
   write_csv(csv, {p});
-  EXPECT_NE(csv.str().find(",1.0200,3,1.0500;0.9900;1.0200,cublaslt:b\n"), std::string::npos) << csv.str();
+  EXPECT_NE(csv.str().find(",1.0200,3,1.0500;0.9900;1.0200,cublaslt:b,\n"), std::string::npos) << csv.str();
   std::ostringstream json;
   write_json(json, {p});
   EXPECT_NE(json.str().find("\"round_ratios\": [1.05, 0.99, 1.02]"), std::string::npos) << json.str();
@@ -301,12 +301,53 @@ TEST(ConfirmAuto, FailedRoundsLeaveTheMedianOfTheOthersAndSaySo) {
   p.confirm = v;
   std::ostringstream csv;
   write_csv(csv, {p});
-  EXPECT_NE(csv.str().find(",3,nan;1.0400;nan,cublaslt:b\n"), std::string::npos) << csv.str();
+  EXPECT_NE(csv.str().find(",3,nan;1.0400;nan,cublaslt:b,\n"), std::string::npos) << csv.str();
 
   const AutoConfirm none = median_round({failed, failed});
   EXPECT_FALSE(none.ran);
   EXPECT_NE(none.note.find("failed"), std::string::npos) << none.note;
   EXPECT_THROW(median_round({}), std::invalid_argument);
+}
+
+// Where auto ran a tuned choice, untuned auto's tactic is timed in every round too (second, after
+// the fastest other), and each round keeps auto / untuned auto: the tuned-never-slower count is
+// judged on their median (tuned_slower_points).
+TEST(ConfirmAuto, UntunedAutoIsTimedInEveryRoundWhereAutoRanATunedChoice) {
+  const Tactic untuned{"cublaslt", "u"};
+  BenchPoint p = point();
+  p.entries.push_back({kUntunedAutoLabel, true, 9.8, untuned.name(), ""});
+  p.timings.push_back(timing(untuned, 9.8));
+  EXPECT_EQ(confirm_opponents(p), (std::vector<std::string>{kCublasBest.name(), untuned.name()}));
+  FakeTimer timer;
+  std::vector<AutoConfirm> rounds;
+  for (double untuned_us : {9.0, 10.0, 9.5}) {  // auto (9.5) / untuned auto: 1.056, 0.95, 1.0
+    timer.true_us = {{kAuto.name(), 9.5}, {kCublasBest.name(), 9.4}, {untuned.name(), untuned_us}};
+    rounds.push_back(confirm_auto(timer, p, rounds.size() % 2 == 1));
+    ASSERT_TRUE(rounds.back().ran) << rounds.back().note;
+    EXPECT_DOUBLE_EQ(rounds.back().untuned_us, untuned_us);
+  }
+  EXPECT_EQ(timer.measured[0], (std::vector<Tactic>{kAuto, kCublasBest, untuned, untuned, kCublasBest, kAuto}));
+  const AutoConfirm v = median_round(rounds);
+  ASSERT_EQ(v.untuned_ratios.size(), 3u);
+  EXPECT_NEAR(v.untuned_ratios[0], 9.5 / 9.0, 1e-12);
+  EXPECT_NEAR(v.untuned_ratio(), 1.0, 1e-12);
+  // Even counts take the slower of the two middle rounds, as the regret's verdict does.
+  EXPECT_NEAR(median_round({rounds[0], rounds[1]}).untuned_ratio(), 9.5 / 9.0, 1e-12);
+  p.confirm = v;
+  std::ostringstream csv;
+  write_csv(csv, {p});
+  EXPECT_NE(csv.str().find(",1.0556;0.9500;1.0000\n"), std::string::npos) << csv.str();
+
+  // Where auto runs untuned auto's own tactic, or it is already the fastest other, it is not added.
+  BenchPoint same = point();
+  same.entries.push_back({kUntunedAutoLabel, true, 9.6, kAuto.name(), ""});
+  EXPECT_EQ(confirm_opponents(same), (std::vector<std::string>{kCublasBest.name()}));
+  EXPECT_TRUE(std::isnan(confirm_auto(timer, same).untuned_ratio()));
+  BenchPoint fastest = point();
+  fastest.entries.push_back({kUntunedAutoLabel, true, 9.0, kCublasBest.name(), ""});
+  EXPECT_EQ(confirm_opponents(fastest), (std::vector<std::string>{kCublasBest.name()}));
+  timer.true_us = {{kAuto.name(), 9.5}, {kCublasBest.name(), 9.0}};
+  EXPECT_NEAR(confirm_auto(timer, fastest).untuned_ratio(), 9.5 / 9.0, 1e-12);
 }
 
 }  // namespace

@@ -162,10 +162,38 @@ TEST(Report, TunedSlowerCountsOnlyPointsBeyondTheTunersThreshold) {
   std::ostringstream os;
   print_tuned_slower(os, points);
   EXPECT_NE(os.str().find("1 of the 4 points that ran a tuned choice"), std::string::npos) << os.str();
-  EXPECT_NE(os.str().find("x0.971"), std::string::npos) << os.str();
+  EXPECT_NE(os.str().find("x0.971 untuned auto's speed (first pass)"), std::string::npos) << os.str();
   std::ostringstream none;
   print_tuned_slower(none, {point(200, 10, 9, 9)});
   EXPECT_EQ(none.str(), "");
+}
+
+// Where the head-to-head rounds timed untuned auto, their median decides, not the first pass.
+TEST(Report, TunedSlowerIsJudgedOnTheHeadToHeadRoundsWhereTheyTimedUntunedAuto) {
+  auto with_rounds = [](double auto_us, double untuned_us, std::vector<double> rounds) {
+    BenchPoint p = point(200, 10, 9, auto_us);
+    p.noise = 0.001;
+    p.entries.push_back({kUntunedAutoLabel, true, untuned_us, "cublaslt:algo=66,tile=128x128", ""});
+    p.confirm.ran = true;
+    p.confirm.untuned_ratios = std::move(rounds);
+    return p;
+  };
+  const std::vector<BenchPoint> points = {
+      with_rounds(10.5, 10.0, {1.0, 0.99, 1.01}),   // 5% slower in the first pass, even head to head
+      with_rounds(10.0, 10.0, {1.04, 1.05, 1.03}),  // even in the first pass, 4% slower head to head
+      with_rounds(10.5, 10.0, {})};                 // no head-to-head time: the first pass's 5%
+  const std::vector<const BenchPoint*> slower = tuned_slower_points(points);
+  ASSERT_EQ(slower.size(), 2u);
+  EXPECT_EQ(slower[0], &points[1]);
+  EXPECT_EQ(slower[1], &points[2]);
+  std::ostringstream os;
+  print_tuned_slower(os, points);
+  EXPECT_NE(os.str().find("2 of the 3 points that ran a tuned choice (2 judged on the head-to-head rounds' median, "
+                          "the rest on the first pass; the first pass alone: 2)"),
+            std::string::npos)
+      << os.str();
+  EXPECT_NE(os.str().find("M=200: x0.962 untuned auto's speed (head to head)"), std::string::npos) << os.str();
+  EXPECT_NE(os.str().find("M=200: x0.952 untuned auto's speed (first pass)"), std::string::npos) << os.str();
 }
 
 }  // namespace

@@ -13,6 +13,15 @@ namespace fp8gemm {
 
 double AutoConfirm::regret() const { return ran ? auto_us / std::min(auto_us, best_us) : NAN; }
 
+double AutoConfirm::untuned_ratio() const {
+  std::vector<double> timed;
+  for (double r : untuned_ratios)
+    if (r > 0) timed.push_back(r);
+  if (timed.empty()) return NAN;
+  std::sort(timed.begin(), timed.end());
+  return timed[timed.size() / 2];
+}
+
 double AutoConfirm::first_round_regret() const {
   const double r = round_ratios.empty() ? NAN : round_ratios.front();
   return r > 0 ? std::max(1.0, r) : NAN;
@@ -53,6 +62,12 @@ std::vector<std::string> confirm_opponents(const BenchPoint& point) {
   const BenchEntry* best = fastest_other_than_auto(point);
   if (!auto_entry || !best) return {};
   std::vector<std::string> out{best->tactic};
+  // Untuned auto, where auto ran another (a tuned) choice: the tuned-never-slower count is judged
+  // on these rounds.
+  const BenchEntry* untuned = find_entry(point, kUntunedAutoLabel);
+  if (untuned && untuned->ok && untuned->us > 0 && untuned->tactic != auto_entry->tactic &&
+      untuned->tactic != best->tactic && timing_named(point, untuned->tactic))
+    out.push_back(untuned->tactic);
   for (const std::string& name : point.contenders) {
     if (int(out.size()) >= kConfirmOpponents) break;
     if (name == auto_entry->tactic || std::find(out.begin(), out.end(), name) != out.end()) continue;
@@ -65,6 +80,7 @@ std::vector<std::string> confirm_opponents(const BenchPoint& point) {
 AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, bool best_first) {
   AutoConfirm c;
   c.round_ratios = {NAN};
+  c.untuned_ratios = {NAN};
   const BenchEntry* auto_entry = find_entry(point, "auto");
   const Timing* auto_timing = auto_entry && auto_entry->ok ? timing_named(point, auto_entry->tactic) : nullptr;
   if (!auto_timing) {
@@ -114,14 +130,17 @@ AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, bool best_first)
   c.ran = true;
   c.auto_us = mean_of(at_auto);
   c.noise = paired_noise(t[at_auto.first], t[at_auto.second]);
+  const BenchEntry* untuned = find_entry(point, kUntunedAutoLabel);
   for (size_t j = 0; j < k; ++j) {
     c.noise = std::max(c.noise, paired_noise(t[at[j].first], t[at[j].second]));
     if (j == 0 || mean_of(at[j]) < c.best_us) {
       c.best_us = mean_of(at[j]);
       c.best_tactic = c.opponents[j];
     }
+    if (untuned && c.opponents[j] == untuned->tactic) c.untuned_us = mean_of(at[j]);
   }
   c.round_ratios = {c.auto_us / c.best_us};
+  c.untuned_ratios = {c.untuned_us > 0 ? c.auto_us / c.untuned_us : NAN};
   return c;
 }
 
@@ -143,6 +162,9 @@ AutoConfirm median_round(const std::vector<AutoConfirm>& rounds) {
                      " rounds failed";
   }
   verdict.round_ratios = ratios;
+  verdict.untuned_ratios.clear();
+  for (const AutoConfirm& r : rounds)
+    verdict.untuned_ratios.push_back(r.ran && !r.untuned_ratios.empty() ? r.untuned_ratios.front() : NAN);
   return verdict;
 }
 

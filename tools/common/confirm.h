@@ -30,9 +30,9 @@ const BenchEntry* fastest_other_than_auto(const BenchPoint& point);
 constexpr int kConfirmOpponents = 3;
 constexpr double kConfirmOpponentMargin = 0.03;
 
-// The tactics confirm_auto times against auto: the fastest other entry's first, then the
-// contenders not auto's within the margin of it, fastest first, up to kConfirmOpponents; empty
-// when there is no other entry.
+// The tactics confirm_auto times against auto: the fastest other entry's first, then untuned
+// auto's where auto ran another (tuned) choice, then the contenders not auto's within the margin
+// of the fastest, fastest first, up to kConfirmOpponents; empty when there is no other entry.
 std::vector<std::string> confirm_opponents(const BenchPoint& point);
 
 // Times [auto, b1..bk, bk..b1, auto] (mirrored, so drift during the round cancels; with
@@ -41,13 +41,15 @@ std::vector<std::string> confirm_opponents(const BenchPoint& point);
 // best is the fastest of them in this round. Always against the others, also where auto looked
 // fastest: a point's first-pass regret is biased either way by whichever tactic's medians
 // happened to be low, and only a fresh round is not. Never throws: a failed round is reported in
-// the note, with ran = false. The result holds one round (round_ratios: its auto_us / best_us, or NaN).
+// the note, with ran = false. The result holds one round (round_ratios: its auto_us / best_us, or
+// NaN; untuned_ratios: its auto_us / untuned_us where untuned auto was an opponent, or NaN).
 AutoConfirm confirm_auto(Timer& timer, const BenchPoint& point, bool best_first = false);
 
 // A point's verdict over its rounds (each from confirm_auto, in the order they ran): the round
 // whose auto / best is the median of those that ran (for an even count the slower of the two
 // middle ones: a tie between rounds never passes a point),
-// with every round's ratio in round_ratios. When none ran, the first round, whose note says why.
+// with every round's ratio in round_ratios and every round's auto / untuned auto in untuned_ratios.
+// When none ran, the first round, whose note says why.
 // Throws std::invalid_argument for an empty list.
 AutoConfirm median_round(const std::vector<AutoConfirm>& rounds);
 

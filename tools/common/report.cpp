@@ -122,29 +122,48 @@ std::pair<const BenchEntry*, const BenchEntry*> tuned_and_untuned(const BenchPoi
 
 }  // namespace
 
+namespace {
+
+// Tuned auto's time over untuned auto's at p: the head-to-head rounds' median where they timed
+// untuned auto, else the first pass's; NaN where the point ran no tuned choice.
+double tuned_over_untuned(const BenchPoint& p) {
+  const auto [tuned, untuned] = tuned_and_untuned(p);
+  if (!tuned) return NAN;
+  const double head_to_head = p.confirm.untuned_ratio();
+  return head_to_head > 0 ? head_to_head : tuned->us / untuned->us;
+}
+
+}  // namespace
+
 std::vector<const BenchPoint*> tuned_slower_points(const std::vector<BenchPoint>& points) {
   std::vector<const BenchPoint*> out;
-  for (const BenchPoint& p : points) {
-    const auto [tuned, untuned] = tuned_and_untuned(p);
-    if (!tuned) continue;
-    if (tuned->us > untuned->us * (1 + tuning_threshold(p.noise))) out.push_back(&p);
-  }
+  for (const BenchPoint& p : points)
+    if (tuned_over_untuned(p) > 1 + tuning_threshold(p.noise)) out.push_back(&p);
   return out;
 }
 
 void print_tuned_slower(std::ostream& os, const std::vector<BenchPoint>& points) {
-  size_t tuned = 0;
-  for (const BenchPoint& p : points) tuned += tuned_and_untuned(p).first != nullptr;
+  size_t tuned = 0, head_to_head = 0, first_pass_slower = 0;
+  for (const BenchPoint& p : points) {
+    const auto [t, u] = tuned_and_untuned(p);
+    if (!t) continue;
+    ++tuned;
+    head_to_head += p.confirm.untuned_ratio() > 0;
+    first_pass_slower += t->us > u->us * (1 + tuning_threshold(p.noise));
+  }
   if (!tuned) return;
   const std::vector<const BenchPoint*> slower = tuned_slower_points(points);
   os << "tuned auto slower than untuned auto beyond the point's noise (max(" << kMinTuningGain * 100 << "%, "
-     << kNoiseFactor << "x noise)): " << slower.size() << " of the " << tuned << " points that ran a tuned choice\n";
+     << kNoiseFactor << "x noise)): " << slower.size() << " of the " << tuned << " points that ran a tuned choice ("
+     << head_to_head << " judged on the head-to-head rounds' median, the rest on the first pass; the first pass alone: "
+     << first_pass_slower << ")\n";
   for (const BenchPoint* p : slower) {
     const auto [t, u] = tuned_and_untuned(*p);
-    char line[256];
-    std::snprintf(line, sizeof line, "  %s M=%lld: %.2f us against %.2f (x%.3f), noise %.1f%%: %s over %s\n",
-                  p->shape.c_str(), (long long)p->problem.m, t->us, u->us, u->us / t->us, 100 * p->noise,
-                  t->tactic.c_str(), u->tactic.c_str());
+    const bool again = p->confirm.untuned_ratio() > 0;
+    char line[320];
+    std::snprintf(line, sizeof line, "  %s M=%lld: x%.3f untuned auto's speed (%s), noise %.1f%%: %s over %s\n",
+                  p->shape.c_str(), (long long)p->problem.m, 1 / tuned_over_untuned(*p),
+                  again ? "head to head" : "first pass", 100 * p->noise, t->tactic.c_str(), u->tactic.c_str());
     os << line;
   }
 }
@@ -250,7 +269,7 @@ void write_csv(std::ostream& os, const std::vector<BenchPoint>& points) {
        << "_tactic";
   if (confirm)
     os << ",confirm_best_tactic,confirm_auto_us,confirm_best_us,confirm_noise,confirm_regret,confirm_rounds,"
-          "confirm_round_ratios,confirm_opponents";
+          "confirm_round_ratios,confirm_opponents,confirm_untuned_ratios";
   os << "\n";
   for (const BenchPoint& p : points) {
     const Problem& q = p.problem;
@@ -282,6 +301,10 @@ void write_csv(std::ostream& os, const std::vector<BenchPoint>& points) {
       std::string opponents;
       for (const std::string& o : c.opponents) opponents += (opponents.empty() ? "" : ";") + o;
       os << "," << csv_quote(opponents);
+      // Every round's auto / untuned auto where untuned auto was timed in them ("nan": not timed).
+      std::string untuned;
+      for (double r : c.untuned_ratios) untuned += (untuned.empty() ? "" : ";") + (r > 0 ? format("%.4f", r) : "nan");
+      os << "," << (c.untuned_ratio() > 0 ? untuned : "");
     }
     os << "\n";
   }
@@ -325,6 +348,8 @@ void write_json(std::ostream& os, const std::vector<BenchPoint>& points) {
     for (size_t r = 0; r < c.round_ratios.size(); ++r) os << (r ? ", " : "") << json_number(c.round_ratios[r]);
     os << "], \"opponents\": [";
     for (size_t j = 0; j < c.opponents.size(); ++j) os << (j ? ", " : "") << json_string(c.opponents[j]);
+    os << "], \"untuned_ratios\": [";
+    for (size_t r = 0; r < c.untuned_ratios.size(); ++r) os << (r ? ", " : "") << json_number(c.untuned_ratios[r]);
     os << "]";
     os << "}";
     os << ",\n     \"notes\": [";

@@ -49,6 +49,13 @@ struct AutoConfirm {
   // auto_us / best_us of every round, in the order they ran (NaN where a round failed); one entry
   // for a single round.
   std::vector<double> round_ratios;
+  // Untuned auto's time in this round where it was one of the opponents (0: not timed), and auto /
+  // untuned auto of every round (NaN where it was not timed): tuned_slower_points judges on these.
+  double untuned_us = 0;
+  std::vector<double> untuned_ratios;
+  // The median of the timed untuned_ratios (for an even count the slower of the two middle ones);
+  // NaN when none was timed.
+  double untuned_ratio() const;
   // auto_us / min(auto_us, best_us); NaN when it did not run.
   double regret() const;
   // The first round's regret (what a single round would have judged); NaN when it failed.
@@ -72,9 +79,12 @@ struct BenchPoint {
 inline constexpr const char* kUntunedAutoLabel = "auto_untuned";
 
 // The points where tuned `auto` is slower than untuned `auto` beyond the point's noise, by the
-// tuner's own rule: auto_us > auto_untuned_us x (1 + max(kMinTuningGain, kNoiseFactor x noise)).
-// The target of the tuned-never-slower guarantee is none (docs/tuning.md "Never slower than the
-// default"). Points where either did not run, or both ran the same tactic, are not counted.
+// tuner's own rule: auto / untuned auto > 1 + max(kMinTuningGain, kNoiseFactor x noise), that ratio
+// the median of the head-to-head rounds where they timed untuned auto (AutoConfirm::untuned_ratio),
+// else the first pass's. Why: one first-pass time of a kernel can sit far off its head-to-head
+// rounds, either way (docs/perf.md), so the first pass alone counts points that are not slower and
+// misses some that are. The target of the tuned-never-slower guarantee is none (docs/tuning.md "Never slower
+// than the default"). Points where either did not run, or both ran the same tactic, are not counted.
 std::vector<const BenchPoint*> tuned_slower_points(const std::vector<BenchPoint>& points);
 // How many points ran a tuned choice other than untuned auto's, and which of them were slower, as
 // above; nothing when no point ran a tuned choice.
