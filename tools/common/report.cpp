@@ -120,10 +120,6 @@ std::pair<const BenchEntry*, const BenchEntry*> tuned_and_untuned(const BenchPoi
   return {tuned, untuned};
 }
 
-}  // namespace
-
-namespace {
-
 // Tuned auto's time over untuned auto's at p: the head-to-head rounds' median where they timed
 // untuned auto, else the first pass's; NaN where the point ran no tuned choice.
 double tuned_over_untuned(const BenchPoint& p) {
