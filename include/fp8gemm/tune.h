@@ -43,6 +43,9 @@ struct CandidateReport {
   double output_diff = -1;  // max|out - default_out| / max|default_out|; -1 when not compared
   std::string note;         // why it failed / was skipped / mismatched
   double short_us = 0;      // short-round time of a default or finalist (0: no short round)
+  // The M a segment check timed it at ("low end", "top", "middle" rows); 0: at the M of the
+  // segment (sampled_m) or of the key.
+  int64_t m = 0;
 };
 
 // One part of a bucket and its tuned choice: the segment covers (previous m_max, m_max]; the

@@ -21,7 +21,7 @@ std::string decisions_to_json(const std::vector<Decision>& decisions, const Devi
       json a = json::array();
       for (const CandidateReport& c : rs)
         a.push_back({{"tactic", c.tactic}, {"status", c.status}, {"us", c.time_us}, {"short_us", c.short_us},
-                     {"output_diff", c.output_diff}, {"note", c.note}});
+                     {"output_diff", c.output_diff}, {"note", c.note}, {"m", c.m}});
       return a;
     };
     const json cands = reports(d.candidates);

@@ -227,7 +227,7 @@ TEST_F(PolicyTest, ExplainAndJsonShowTheSegments) {
   EXPECT_NE(text.find("          M<=64: cutlass:c1"), std::string::npos) << text;
   const std::string json = decisions_to_json({d}, DeviceInfo{});
   for (const char* field : {"\"segments\"", "\"sampled_m\": 59", "\"phase_ms\"", "\"rounds\"", "\"samples\"",
-                            "\"short_us\"", "\"timer_replays\""})
+                            "\"short_us\"", "\"timer_replays\"", "\"m\": 0"})
     EXPECT_NE(json.find(field), std::string::npos) << field;
   // The timer's share of the key: its own counters, only what this key spent.
   const double before = timer.replays_ms;

@@ -44,6 +44,8 @@ TEST_F(UntimedDefaultTest, ARunWhereUntunedAutosKernelIsFasterGoesBackToIt) {
   for (const ChoiceSegment& s : d.segments) {
     if (s.m_max == 56) EXPECT_EQ(s.sampled_m, 59);
     if (s.m_max == 59) EXPECT_FALSE(s.candidates.empty());
+    for (const CandidateReport& c : s.candidates)  // each check's row holds the M it was timed at
+      if (c.note.find("where untuned auto runs another kernel") != std::string::npos) EXPECT_EQ(c.m, 57);
   }
 }
 

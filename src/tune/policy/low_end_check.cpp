@@ -58,7 +58,7 @@ double time_again_at_top(ChoiceSegment& s, const Problem& top, const std::string
   if (!r) return estimate_us;
   const std::string at =
       "at M=" + std::to_string(top.m) + ", the segment's top: pruned there by the short round, timed again";
-  for (const Timing& x : *r) s.candidates.push_back({x.tactic.name(), "top", x.median_us, -1, at});
+  for (const Timing& x : *r) s.candidates.push_back({x.tactic.name(), "top", x.median_us, -1, at, 0, top.m});
   return s.us * (*r)[1].median_us / (*r)[0].median_us;
 }
 
@@ -234,7 +234,8 @@ void check_low_ends(std::vector<ChoiceSegment>& segments, const Problem& problem
     const std::string at = "at M=" + std::to_string(q.m) + ", the segment's lowest";
     const size_t first_row = s.candidates.size();
     for (const Timing& x : r)
-      s.candidates.push_back({x.tactic.name(), x.ok ? "low end" : "failed", x.median_us, -1, x.ok ? at : x.error});
+      s.candidates.push_back(
+          {x.tactic.name(), x.ok ? "low end" : "failed", x.median_us, -1, x.ok ? at : x.error, 0, q.m});
     if (adaptive && split_at_floor_switch(segments, i, problem, q.m, contenders, adaptive->name(), floor_top,
                                           threshold, backends, edge)) {
       // The lower part runs the heuristic's answers up to its top, which may include a kernel

@@ -56,7 +56,7 @@ void check_middles(std::vector<ChoiceSegment>& segments, const Problem& problem,
       if (!timed) continue;
       const std::array<Timing, 2>& r = *timed;
       const std::string at = "at M=" + std::to_string(q.m) + ", inside the segment";
-      for (const Timing& x : r) s.candidates.push_back({x.tactic.name(), "middle", x.median_us, -1, at});
+      for (const Timing& x : r) s.candidates.push_back({x.tactic.name(), "middle", x.median_us, -1, at, 0, q.m});
       if (r[0].median_us <= r[1].median_us * (1 + threshold)) continue;
       char why[200];
       std::snprintf(why, sizeof why, "%s M=%lld-%lld: %s took %.4g us at M=%lld, untuned auto %.4g",

@@ -1,5 +1,6 @@
 // Checking a segment against every kernel untuned `auto` runs inside it (docs/tuning.md "Never
 // slower than the default"): segment_checks.h check_untimed_defaults.
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <iterator>
@@ -59,17 +60,13 @@ void check_untimed_defaults(std::vector<ChoiceSegment>& segments, const Problem&
     // inside the segment as untuned auto's can.
     const bool adapts = adaptive && s.tactic == adaptive->name();
     // Whether the choice was timed against `untuned` (untuned auto's kernel over `run`) at an M of
-    // `run`: at the sampled M (against the default there), or by a check whose row says "at M=..."
+    // `run`: at the sampled M (against the default there), or by a check whose row holds an M
     // inside it.
     const auto timed_in = [&s](const AnswerRun& run, const std::string& untuned) {
       if (untuned == s.tactic || (run.first <= s.sampled_m && s.sampled_m <= run.last)) return true;
-      for (const CandidateReport& c : s.candidates) {
-        long long m = 0;
-        if (c.tactic == untuned && std::sscanf(c.note.c_str(), "at M=%lld", &m) == 1 && run.first <= m &&
-            m <= run.last)
-          return true;
-      }
-      return false;
+      return std::any_of(s.candidates.begin(), s.candidates.end(), [&](const CandidateReport& c) {
+        return c.tactic == untuned && c.m != 0 && run.first <= c.m && c.m <= run.last;
+      });
     };
     // The pair of kernels at m, untuned auto's and (for the adaptive floor) the choice's, one line
     // each: a run is a range of M where neither changes.
@@ -99,7 +96,7 @@ void check_untimed_defaults(std::vector<ChoiceSegment>& segments, const Problem&
                                                                           : ", where untuned auto") +
                              " runs another kernel";
       ChoiceSegment& home = with_sample(pieces, first, s.sampled_m);
-      for (const Timing& x : r) home.candidates.push_back({x.tactic.name(), "middle", x.median_us, -1, at});
+      for (const Timing& x : r) home.candidates.push_back({x.tactic.name(), "middle", x.median_us, -1, at, 0, q.m});
       if (r[0].median_us <= r[1].median_us * (1 + threshold)) continue;
       char why[240];
       std::snprintf(why, sizeof why, "M=%lld-%lld: %s took %.4g us at M=%lld, untuned auto's %s %.4g",
