@@ -120,6 +120,11 @@ std::pair<const BenchEntry*, const BenchEntry*> tuned_and_untuned(const BenchPoi
   return {tuned, untuned};
 }
 
+// Whether tuned auto / untuned auto at p is beyond the tuner's own threshold for p's noise.
+bool slower_beyond_noise(const BenchPoint& p, double tuned_over_untuned) {
+  return tuned_over_untuned > 1 + tuning_threshold(p.noise);
+}
+
 // Tuned auto's time over untuned auto's at p: the head-to-head rounds' median where they timed
 // untuned auto, else the first pass's; NaN where the point ran no tuned choice.
 double tuned_over_untuned(const BenchPoint& p) {
@@ -134,7 +139,7 @@ double tuned_over_untuned(const BenchPoint& p) {
 std::vector<const BenchPoint*> tuned_slower_points(const std::vector<BenchPoint>& points) {
   std::vector<const BenchPoint*> out;
   for (const BenchPoint& p : points)
-    if (tuned_over_untuned(p) > 1 + tuning_threshold(p.noise)) out.push_back(&p);
+    if (slower_beyond_noise(p, tuned_over_untuned(p))) out.push_back(&p);
   return out;
 }
 
@@ -145,7 +150,7 @@ void print_tuned_slower(std::ostream& os, const std::vector<BenchPoint>& points)
     if (!t) continue;
     ++tuned;
     head_to_head += p.confirm.untuned_ratio() > 0;
-    first_pass_slower += t->us > u->us * (1 + tuning_threshold(p.noise));
+    first_pass_slower += slower_beyond_noise(p, t->us / u->us);
   }
   if (!tuned) return;
   const std::vector<const BenchPoint*> slower = tuned_slower_points(points);
